@@ -1,0 +1,45 @@
+# Everything a fresh machine needs is done here: virtualenv, pinned requirements, browser for the
+# UI tests, migrations. `make run` needs no external service; `make test` needs PostgreSQL and Redis.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+TEST_SETTINGS := DJANGO_SETTINGS_MODULE=config.settings_test
+
+.PHONY: venv browser run test lint format clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+# Headless Chromium drives the pages a person clicks (sign-in, consent, admin) in the tests.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	fi
+
+run: venv
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: venv browser
+	$(TEST_SETTINGS) $(BIN)/python -m pytest
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(TEST_SETTINGS) $(BIN)/python manage.py makemigrations --check --dry-run
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache

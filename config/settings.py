@@ -1,0 +1,218 @@
+"""One settings module; every deploy-time knob comes from the environment.
+
+Defaults make `make run` work on a bare machine (SQLite and a filesystem broker, no servers);
+setting DATABASE_URL / REDIS_URL switches to PostgreSQL and Redis. With DEBUG off (the default)
+the defaults are the production-safe ones.
+"""
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="" if not DEBUG else "insecure-dev-only-key")
+if not SECRET_KEY:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+SERVICE_NAME = env.str("SERVICE_NAME", default="Scheduling")
+SERVICE_VERSION = "1.0.0"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "oauth2_provider",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "core",
+    "accounts",
+    "scheduling",
+    "payments",
+    "webhooks",
+]
+
+MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Data stores -----------------------------------------------------------------------------
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    # Shared between the web process and the worker, so rate limits still hold across processes.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
+# --- Celery ----------------------------------------------------------------------------------
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {}
+    if REDIS_URL
+    else {
+        "data_folder_in": str(VAR_DIR / "broker"),
+        "data_folder_out": str(VAR_DIR / "broker"),
+        "processed_folder": str(VAR_DIR / "broker-processed"),
+        "store_processed": False,
+    }
+)
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+
+# --- Auth --------------------------------------------------------------------------------------
+
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "/auth/login"
+LOGIN_REDIRECT_URL = "/auth/apps"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+SCOPES = {
+    "READ_PROFILE": "Read your profile: name, username, e-mail address and time zone",
+    "READ_BOOKING": "See your bookings and when you are free",
+    "WRITE_BOOKING": "Create, reschedule and cancel your bookings",
+    "READ_SCHEDULE": "See your schedules and availability",
+    "WRITE_SCHEDULE": "Create, change and delete your schedules",
+    "READ_EVENT_TYPE": "See your event types",
+    "WRITE_EVENT_TYPE": "Create, change and delete your event types",
+    "READ_MEMBERSHIP": "See your teams and their members",
+    "WRITE_MEMBERSHIP": "Manage your teams, invitations and members' roles",
+    "READ_PAYMENT": "See payments made for your bookings",
+    "READ_WEBHOOK": "See your webhooks and their deliveries",
+    "WRITE_WEBHOOK": "Create, change and delete your webhooks and send test events",
+}
+
+OAUTH2_PROVIDER = {
+    "SCOPES": SCOPES,
+    "DEFAULT_SCOPES": ["READ_PROFILE"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=1800),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": min(env.int("OAUTH_CODE_SECONDS", default=600), 600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env.int(
+        "OAUTH_REFRESH_TOKEN_IDLE_SECONDS", default=int(timedelta(days=90).total_seconds())
+    ),
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": False,  # required for public clients; enforced in accounts.oauth
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+}
+
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"  # not swapped, on purpose
+
+API_KEY_PREFIX = env.str("API_KEY_PREFIX", default="sk_live_")
+
+# --- REST framework ----------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
+    "EXCEPTION_HANDLER": "core.exceptions.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": f"{SERVICE_NAME} API",
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+RATE_LIMIT_PER_MINUTE = env.int("RATE_LIMIT_PER_MINUTE", default=600)
+
+# --- Webhooks ----------------------------------------------------------------------------------
+
+WEBHOOKS = {
+    "ALLOWED_CIDRS": env.list("WEBHOOK_ALLOWED_CIDRS", default=[]),
+    "TIMEOUT_SECONDS": env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0),
+    "CONNECT_TIMEOUT_SECONDS": env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=5.0),
+    "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+    "RETRY_JITTER": 0.2,
+    "AUTO_DISABLE_AFTER_SECONDS": int(timedelta(days=5).total_seconds()),
+    "SECRET_ROTATION_GRACE_SECONDS": int(timedelta(hours=24).total_seconds()),
+    "LEASE_SECONDS": 60,
+    "SWEEP_INTERVAL_SECONDS": 5,
+    "RESPONSE_BODY_LIMIT_BYTES": 8192,
+}
+
+# --- HTTP, security ------------------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_PROXY", default=False) else None
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

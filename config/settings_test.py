@@ -1,0 +1,17 @@
+"""Test settings: real PostgreSQL and Redis (from DATABASE_URL / REDIS_URL, defaulting to the
+local servers), fast password hashing, loopback allowed as a webhook target."""
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/scheduling")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+
+from config.settings import *  # noqa: E402,F403
+from config.settings import WEBHOOKS  # noqa: E402
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+WEBHOOKS = {**WEBHOOKS, "ALLOWED_CIDRS": ["127.0.0.0/8", "::1/128"]}
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False

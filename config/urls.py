@@ -1,0 +1,27 @@
+"""Resource endpoints answer at /v1/<resource> (canonical) and at /<resource> (contract §1.1)."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from core import views as core_views
+
+resource_urls = [
+    path("", include("accounts.urls")),
+    path("", include("scheduling.urls_schedules")),
+    path("", include("scheduling.urls_bookings")),
+    path("", include("payments.urls")),
+    path("", include("webhooks.urls")),
+]
+
+urlpatterns = [
+    path("healthz", core_views.healthz, name="healthz"),
+    path("readyz", core_views.readyz, name="readyz"),
+    path("admin/", admin.site.urls),
+    path("", include("accounts.oauth_urls")),
+    path("", include("core.urls")),
+    path("v1/", include(resource_urls)),
+    path("", include(resource_urls)),
+]
+
+handler404 = "core.views.not_found"
+handler500 = "core.views.server_error"

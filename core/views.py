@@ -1,0 +1,38 @@
+from django.db import connection
+from django.http import JsonResponse
+
+from core.exceptions import json_problem_response
+
+
+def healthz(request):
+    """The process is up and answering."""
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request):
+    """The database and the broker are reachable, so requests and deliveries can be served."""
+    checks = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as error:  # noqa: BLE001 - any failure means not ready
+        checks["database"] = f"unreachable: {error.__class__.__name__}"
+    try:
+        from config.celery import app
+
+        with app.connection_for_write() as broker:
+            broker.ensure_connection(max_retries=1, timeout=2)
+        checks["broker"] = "ok"
+    except Exception as error:  # noqa: BLE001
+        checks["broker"] = f"unreachable: {error.__class__.__name__}"
+    ready = all(value == "ok" for value in checks.values())
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+
+
+def not_found(request, exception=None):
+    return json_problem_response(request, 404, "not_found", "There is nothing at this path.")
+
+
+def server_error(request):
+    return json_problem_response(request, 500, "server_error", "The server failed to handle this request.")

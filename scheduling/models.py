@@ -1,0 +1,180 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from accounts.models import validate_time_zone
+
+ALL_DAYS_MASK = 0b1111111
+
+
+class Schedule(models.Model):
+    """A named block of availability; its rules are wall-clock times in `time_zone`."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="schedules")
+    name = models.CharField(max_length=200)
+    time_zone = models.CharField(max_length=64, validators=[validate_time_zone])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.name
+
+
+class Availability(models.Model):
+    """A weekly rule (`days_mask` set, no `date`) or a date override (`date` set, no days).
+
+    Days are a bit mask (bit 0 = Sunday … bit 6 = Saturday) so that "days within 0–6" and
+    "no duplicate days" hold in the database itself, on every backend. An override whose
+    start and end are both midnight means "unavailable that day".
+    """
+
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="availability")
+    days_mask = models.PositiveSmallIntegerField(default=0)
+    start_time = models.TimeField()
+    end_time = models.TimeField()
+    date = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "availability"
+        constraints = [
+            models.CheckConstraint(condition=Q(days_mask__lte=ALL_DAYS_MASK), name="availability_days_in_week"),
+            models.CheckConstraint(
+                condition=(Q(date__isnull=True) & Q(days_mask__gt=0)) | (Q(date__isnull=False) & Q(days_mask=0)),
+                name="availability_weekly_or_override",
+            ),
+            models.CheckConstraint(
+                condition=Q(start_time__lt=F("end_time"))
+                | (Q(date__isnull=False) & Q(start_time="00:00") & Q(end_time="00:00")),
+                name="availability_start_before_end",
+            ),
+        ]
+        indexes = [models.Index(fields=["schedule", "date"], name="availability_schedule_date")]
+
+    def __str__(self):
+        when = self.date.isoformat() if self.date else ",".join(map(str, self.days))
+        return f"{when} {self.start_time:%H:%M}-{self.end_time:%H:%M}"
+
+    @property
+    def days(self) -> list[int]:
+        return [day for day in range(7) if self.days_mask & (1 << day)]
+
+    @staticmethod
+    def mask_for(days) -> int:
+        mask = 0
+        for day in days:
+            mask |= 1 << day
+        return mask
+
+
+class EventType(models.Model):
+    """Something that can be booked; owned by exactly one user or one team."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="event_types"
+    )
+    team = models.ForeignKey(
+        "accounts.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="event_types"
+    )
+    title = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=200)
+    description = models.TextField(blank=True)
+    length = models.PositiveIntegerField(help_text="Minutes.")
+    schedule = models.ForeignKey(Schedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="event_types")
+    price = models.PositiveIntegerField(default=0, help_text="Minor units (cents).")
+    currency = models.CharField(max_length=3, default="usd")
+    requires_confirmation = models.BooleanField(default=False)
+    hidden = models.BooleanField(default=False)
+    minimum_booking_notice = models.PositiveIntegerField(default=120, help_text="Minutes.")
+    before_event_buffer = models.PositiveIntegerField(default=0, help_text="Minutes.")
+    after_event_buffer = models.PositiveIntegerField(default=0, help_text="Minutes.")
+    slot_interval = models.PositiveIntegerField(null=True, blank=True, help_text="Minutes; defaults to length.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(owner__isnull=False, team__isnull=True) | Q(owner__isnull=True, team__isnull=False),
+                name="event_type_one_owner",
+            ),
+            models.CheckConstraint(condition=Q(length__gt=0), name="event_type_length_positive"),
+            models.CheckConstraint(
+                condition=Q(slot_interval__isnull=True) | Q(slot_interval__gt=0), name="event_type_interval_positive"
+            ),
+            models.CheckConstraint(condition=Q(currency__regex=r"^[a-z]{3}$"), name="event_type_currency_iso"),
+            models.UniqueConstraint(
+                fields=["owner", "slug"], condition=Q(owner__isnull=False), name="event_type_owner_slug_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["team", "slug"], condition=Q(team__isnull=False), name="event_type_team_slug_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["hidden"], name="event_type_hidden")]
+
+    def __str__(self):
+        return self.title
+
+
+class BookingStatus(models.TextChoices):
+    ACCEPTED = "ACCEPTED"
+    PENDING = "PENDING"
+    CANCELLED = "CANCELLED"
+    REJECTED = "REJECTED"
+
+
+def new_booking_uid() -> str:
+    return uuid.uuid4().hex
+
+
+class Booking(models.Model):
+    uid = models.CharField(max_length=64, unique=True, default=new_booking_uid, editable=False)
+    organizer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bookings")
+    event_type = models.ForeignKey(EventType, null=True, blank=True, on_delete=models.SET_NULL, related_name="bookings")
+    title = models.CharField(max_length=500)
+    description = models.TextField(blank=True)
+    start_time = models.DateTimeField()
+    end_time = models.DateTimeField()
+    status = models.CharField(max_length=9, choices=BookingStatus.choices, default=BookingStatus.ACCEPTED)
+    location = models.CharField(max_length=1000, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    cancellation_reason = models.TextField(blank=True)
+    rescheduled_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rescheduled_to"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(end_time__gt=F("start_time")), name="booking_ends_after_start"),
+            models.CheckConstraint(condition=Q(status__in=BookingStatus.values), name="booking_status_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["organizer", "start_time"], name="booking_organizer_start"),
+            models.Index(fields=["status"], name="booking_status"),
+            models.Index(fields=["start_time"], name="booking_start"),
+            models.Index(fields=["end_time"], name="booking_end"),
+        ]
+
+    def __str__(self):
+        return f"{self.title} ({self.uid})"
+
+
+class Attendee(models.Model):
+    booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="attendees")
+    name = models.CharField(max_length=200)
+    email = models.EmailField(max_length=254)
+    time_zone = models.CharField(max_length=64, validators=[validate_time_zone])
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["email"], name="attendee_email")]
+
+    def __str__(self):
+        return f"{self.name} <{self.email}>"

@@ -1,0 +1,119 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class WebhookTrigger(models.TextChoices):
+    """Cal.com's trigger names, so that existing subscriptions carry over."""
+
+    BOOKING_CREATED = "BOOKING_CREATED"
+    BOOKING_PAYMENT_INITIATED = "BOOKING_PAYMENT_INITIATED"
+    BOOKING_PAID = "BOOKING_PAID"
+    BOOKING_RESCHEDULED = "BOOKING_RESCHEDULED"
+    BOOKING_REQUESTED = "BOOKING_REQUESTED"
+    BOOKING_CANCELLED = "BOOKING_CANCELLED"
+    BOOKING_REJECTED = "BOOKING_REJECTED"
+    BOOKING_NO_SHOW_UPDATED = "BOOKING_NO_SHOW_UPDATED"
+    BOOKING_LOCATION_UPDATED = "BOOKING_LOCATION_UPDATED"
+    BOOKING_REASSIGNED = "BOOKING_REASSIGNED"
+    FORM_SUBMITTED = "FORM_SUBMITTED"
+    FORM_SUBMITTED_NO_EVENT = "FORM_SUBMITTED_NO_EVENT"
+    ROUTING_FORM_FALLBACK_HIT = "ROUTING_FORM_FALLBACK_HIT"
+    MEETING_ENDED = "MEETING_ENDED"
+    MEETING_STARTED = "MEETING_STARTED"
+    INSTANT_MEETING = "INSTANT_MEETING"
+    INSTANT_MEETING_ACCEPTED = "INSTANT_MEETING_ACCEPTED"
+    RECORDING_READY = "RECORDING_READY"
+    RECORDING_TRANSCRIPTION_GENERATED = "RECORDING_TRANSCRIPTION_GENERATED"
+    AFTER_HOSTS_CAL_VIDEO_NO_SHOW = "AFTER_HOSTS_CAL_VIDEO_NO_SHOW"
+    AFTER_GUESTS_CAL_VIDEO_NO_SHOW = "AFTER_GUESTS_CAL_VIDEO_NO_SHOW"
+    OOO_CREATED = "OOO_CREATED"
+    WRONG_ASSIGNMENT_REPORT = "WRONG_ASSIGNMENT_REPORT"
+    CALENDAR_ENTRY_REJECTED = "CALENDAR_ENTRY_REJECTED"
+
+
+class Webhook(models.Model):
+    """A subscription. The secret is kept in the clear because every delivery is signed with it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    team = models.ForeignKey("accounts.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks")
+    event_type = models.ForeignKey(
+        "scheduling.EventType", null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    platform_oauth_client = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="webhooks",
+    )
+    app = models.ForeignKey("core.App", null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks")
+    subscriber_url = models.URLField(max_length=2048)
+    payload_template = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    active = models.BooleanField(default=True)
+    disabled_reason = models.CharField(max_length=500, blank=True)
+    event_triggers = models.JSONField(default=list)
+    secret = models.CharField(max_length=500, blank=True)
+    previous_secret = models.CharField(max_length=500, blank=True)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    platform = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(event_type__isnull=True) | Q(team__isnull=True), name="webhook_event_type_or_team"
+            ),
+            models.UniqueConstraint(
+                fields=["user", "subscriber_url"],
+                condition=Q(user__isnull=False, team__isnull=True, event_type__isnull=True),
+                name="webhook_user_url_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["team", "subscriber_url"], condition=Q(team__isnull=False), name="webhook_team_url_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["event_type", "subscriber_url"],
+                condition=Q(event_type__isnull=False),
+                name="webhook_event_type_url_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["platform_oauth_client", "subscriber_url"],
+                condition=Q(platform_oauth_client__isnull=False),
+                name="webhook_client_url_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["active"], name="webhook_active")]
+
+    def __str__(self):
+        return self.subscriber_url
+
+
+class WebhookScheduledTrigger(models.Model):
+    """A MEETING_STARTED / MEETING_ENDED event waiting for its time."""
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="scheduled_triggers")
+    booking = models.ForeignKey("scheduling.Booking", on_delete=models.CASCADE, related_name="scheduled_triggers")
+    trigger_event = models.CharField(max_length=40, choices=WebhookTrigger.choices)
+    start_after = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["start_after", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "booking", "trigger_event"], name="scheduled_trigger_unique"),
+            models.CheckConstraint(
+                condition=Q(trigger_event__in=[WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED]),
+                name="scheduled_trigger_meeting_only",
+            ),
+        ]
+        indexes = [models.Index(fields=["start_after"], name="scheduled_trigger_start_after")]
+
+    def __str__(self):
+        return f"{self.trigger_event} for {self.booking_id} at {self.start_after:%Y-%m-%d %H:%M}"
