@@ -114,6 +114,12 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "/auth/login"
 LOGIN_REDIRECT_URL = "/auth/apps"
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+    "core.hashers.SecretSHA256Hasher",  # OAuth client secrets only, chosen by name
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -144,6 +150,7 @@ OAUTH2_PROVIDER = {
     "REFRESH_TOKEN_EXPIRE_SECONDS": env.int(
         "OAUTH_REFRESH_TOKEN_IDLE_SECONDS", default=int(timedelta(days=90).total_seconds())
     ),
+    "CLIENT_SECRET_HASHER": "secret_sha256",
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "PKCE_REQUIRED": False,  # required for public clients; enforced in accounts.oauth

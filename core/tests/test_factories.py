@@ -29,3 +29,14 @@ def test_access_token_factory_token_is_usable():
     token = AccessTokenFactory(scope="READ_PROFILE READ_BOOKING")
     assert token.application.profile.suspended is False
     assert token.raw_token
+
+
+def test_client_secret_is_stored_with_the_fast_hasher():
+    from django.contrib.auth.hashers import check_password
+
+    from accounts.tests.factories import ApplicationFactory
+
+    application = ApplicationFactory()
+    assert application.client_secret.startswith("secret_sha256$")
+    assert check_password(application.raw_client_secret, application.client_secret)
+    assert not check_password("wrong", application.client_secret)
