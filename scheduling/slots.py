@@ -1,0 +1,188 @@
+"""Free slots of a schedule: a pure function, no database, no clock (`now` is passed in).
+
+Availability rules are wall-clock times in the schedule's zone; bookings and slots are instants.
+The conversion between the two is where daylight-saving time bites, so it is done in one place,
+`wall_to_instant`, with one rule for the two awkward cases:
+
+* A window runs **from the first instant the local clock shows its start time** (or later) **to the
+  last instant it shows its end time**.
+* A wall time that does not exist (inside a spring-forward gap, e.g. 02:30 in Berlin on
+  2026-03-29, or 00:00 in Santiago on 2026-09-06) therefore maps, for starts and ends alike, to the
+  instant of the jump: the window is shortened by the gap.
+* A wall time that exists twice (inside a fall-back overlap, e.g. 02:30 in Berlin on 2026-10-25)
+  maps to its **first** occurrence as a start and to its **second** occurrence as an end: the window
+  covers the repeated hour.
+
+Inside a window, slots are spaced by real elapsed time (`interval` minutes apart), because bookings
+last real minutes. A window that contains a transition therefore keeps its grid in UTC; a 09:00
+rule still yields 09:00 local on every day, since each day's window is converted separately.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+MIDNIGHT = time(0, 0)
+# Cal.com (and people) write "until 23:59" for "until the end of the day".
+END_OF_DAY = time(23, 59)
+
+
+@dataclass(frozen=True)
+class WeeklyRule:
+    """Available on `days` (0 = Sunday … 6 = Saturday) from `start` to `end`, wall-clock."""
+
+    days: frozenset[int]
+    start: time
+    end: time
+
+
+@dataclass(frozen=True)
+class DateOverride:
+    """Replaces the weekly rules on `date`; `00:00–00:00` means unavailable all day."""
+
+    date: date
+    start: time
+    end: time
+
+    @property
+    def is_day_off(self) -> bool:
+        return self.start == MIDNIGHT and self.end == MIDNIGHT
+
+
+@dataclass(frozen=True)
+class SlotRequest:
+    time_zone: str
+    weekly_rules: tuple[WeeklyRule, ...]
+    overrides: tuple[DateOverride, ...]
+    length: int  # minutes
+    range_start: datetime
+    range_end: datetime
+    now: datetime
+    busy: tuple[tuple[datetime, datetime], ...] = ()
+    interval: int | None = None  # minutes; None = length
+    minimum_notice: int = 0  # minutes
+    before_buffer: int = 0  # minutes
+    after_buffer: int = 0  # minutes
+
+
+def sunday_based_weekday(day: date) -> int:
+    return (day.weekday() + 1) % 7
+
+
+def _utc_offset_at(instant: datetime, zone: ZoneInfo) -> timedelta:
+    return instant.astimezone(zone).utcoffset()
+
+
+def wall_to_instant(day: date, wall: time, zone: ZoneInfo, *, as_end: bool) -> datetime:
+    """The UTC instant for `wall` on `day` in `zone`, by the module's rule (see the docstring)."""
+    candidates = []
+    for fold in (0, 1):
+        local = datetime.combine(day, wall, tzinfo=zone).replace(fold=fold)
+        instant = local.astimezone(UTC)
+        back = instant.astimezone(zone)
+        if back.replace(tzinfo=None) == local.replace(tzinfo=None, fold=0):
+            candidates.append(instant)
+    if candidates:
+        return max(candidates) if as_end else min(candidates)
+    # In a gap. fold=1 reads the wall time with the offset after the jump (an instant before the
+    # jump), fold=0 with the offset before it (an instant after it); the jump lies in between.
+    low = datetime.combine(day, wall, tzinfo=zone).replace(fold=1).astimezone(UTC)
+    high = datetime.combine(day, wall, tzinfo=zone).replace(fold=0).astimezone(UTC)
+    low, high = min(low, high), max(low, high)
+    offset_after = _utc_offset_at(high, zone)
+    while high - low > timedelta(seconds=1):
+        middle = low + (high - low) / 2
+        if _utc_offset_at(middle, zone) == offset_after:
+            high = middle
+        else:
+            low = middle
+    return high.replace(microsecond=0)
+
+
+def _windows_for_day(day: date, rules: Iterable[WeeklyRule], overrides: list[DateOverride], zone: ZoneInfo):
+    if overrides:
+        spans = [(o.start, o.end) for o in overrides if not o.is_day_off]
+    else:
+        weekday = sunday_based_weekday(day)
+        spans = [(r.start, r.end) for r in rules if weekday in r.days]
+    for start, end in spans:
+        window_start = wall_to_instant(day, start, zone, as_end=False)
+        if end >= END_OF_DAY:
+            window_end = wall_to_instant(day + timedelta(days=1), MIDNIGHT, zone, as_end=False)
+        else:
+            window_end = wall_to_instant(day, end, zone, as_end=True)
+        if window_end > window_start:
+            yield window_start, window_end
+
+
+def _merge(windows: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    merged: list[tuple[datetime, datetime]] = []
+    for start, end in sorted(windows):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def available_windows(request: SlotRequest) -> list[tuple[datetime, datetime]]:
+    """The schedule's availability as merged UTC windows around the requested range."""
+    zone = ZoneInfo(request.time_zone)
+    overrides_by_date: dict[date, list[DateOverride]] = {}
+    for override in request.overrides:
+        overrides_by_date.setdefault(override.date, []).append(override)
+    # One day of margin each side: a day's window may start or end on a neighbouring UTC day.
+    first_day = request.range_start.astimezone(zone).date() - timedelta(days=1)
+    last_day = request.range_end.astimezone(zone).date() + timedelta(days=1)
+    windows = []
+    day = first_day
+    while day <= last_day:
+        windows.extend(_windows_for_day(day, request.weekly_rules, overrides_by_date.get(day, []), zone))
+        day += timedelta(days=1)
+    return _merge(windows)
+
+
+def free_slots(request: SlotRequest) -> list[datetime]:
+    """Start instants (UTC) of every bookable slot whose start lies in [range_start, range_end)."""
+    length = timedelta(minutes=request.length)
+    step = timedelta(minutes=request.interval or request.length)
+    before = timedelta(minutes=request.before_buffer)
+    after = timedelta(minutes=request.after_buffer)
+    earliest = max(request.range_start, request.now + timedelta(minutes=request.minimum_notice))
+    busy = _merge(list(request.busy))
+    busy_ends = [end for _, end in busy]
+    slots = []
+    for window_start, window_end in available_windows(request):
+        start = window_start
+        while start + length <= window_end:
+            if start >= request.range_end:
+                break
+            if start >= earliest and not _overlaps_busy(start - before, start + length + after, busy, busy_ends):
+                slots.append(start)
+            start += step
+    return slots
+
+
+def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, datetime]], busy_ends) -> bool:
+    # `busy` is merged, hence sorted and disjoint: only the first period ending after `start` can overlap.
+    index = bisect_right(busy_ends, start)
+    return index < len(busy) and busy[index][0] < end
+
+
+def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
+    """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}`, days and offsets in `time_zone`."""
+    zone = ZoneInfo(time_zone)
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for slot in slots:
+        local = slot.astimezone(zone)
+        grouped.setdefault(local.date().isoformat(), []).append({"time": local.isoformat()})
+    return grouped
+
+
+def is_free_slot(request: SlotRequest, start: datetime) -> bool:
+    """Whether `start` is exactly one of the slots `free_slots` offers around it."""
+    return start in free_slots(request)
