@@ -168,6 +168,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],
     "EXCEPTION_HANDLER": "core.exceptions.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,

@@ -1,0 +1,193 @@
+"""The base viewset's contract (§1): envelopes, pagination, userId rule, strict bodies, errors.
+
+A tiny team resource is mounted just for these tests (`urls` marker), so the framework is tested
+on its own, apart from any real resource's rules.
+"""
+
+import pytest
+from django.core.cache import cache
+from django.urls import include, path
+
+from accounts.models import Team
+from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, TeamFactory, UserFactory
+from core.serializers import ApiModelSerializer
+from core.viewsets import (
+    CreateModelMixin,
+    DestroyModelMixin,
+    ListModelMixin,
+    ResourceRouter,
+    ResourceViewSet,
+    RetrieveModelMixin,
+    UpdateModelMixin,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
+
+
+class ThingSerializer(ApiModelSerializer):
+    class Meta:
+        model = Team
+        fields = ["id", "name", "slug", "hide_branding", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+
+class ThingViewSet(
+    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+):
+    scopes = {
+        "GET": "READ_MEMBERSHIP",
+        "POST": "WRITE_MEMBERSHIP",
+        "PATCH": "WRITE_MEMBERSHIP",
+        "DELETE": "WRITE_MEMBERSHIP",
+    }
+    envelope_singular = "thing"
+    envelope_plural = "things"
+    serializer_class = ThingSerializer
+
+    def get_queryset(self):
+        self.requested_user_ids()
+        return Team.objects.all()
+
+    def perform_create(self, data):
+        return Team.objects.create(**data)
+
+    def perform_update(self, instance, data):
+        for key, value in data.items():
+            setattr(instance, key, value)
+        instance.save()
+        return instance
+
+    def perform_destroy(self, instance):
+        instance.delete()
+
+
+router = ResourceRouter()
+router.register("things", ThingViewSet, basename="thing")
+urlpatterns = [path("v1/", include(router.urls))]
+handler404 = "core.views.not_found"
+
+
+def auth(raw):
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
+def key():
+    return ApiKeyFactory()
+
+
+def test_list_envelope_pagination_and_link_header(api_client, key):
+    TeamFactory.create_batch(5)
+    response = api_client.get("/v1/things?take=2&page=2", **auth(key.raw_key))
+    assert response.status_code == 200
+    body = response.json()
+    assert [thing["id"] for thing in body["things"]] == sorted(thing["id"] for thing in body["things"])
+    assert len(body["things"]) == 2
+    assert body["pagination"] == {"page": 2, "take": 2, "total": 5, "hasNextPage": True}
+    assert "page=3" in response["Link"] and 'rel="next"' in response["Link"]
+    assert 'rel="prev"' in response["Link"]
+    assert response["RateLimit-Limit"] == "600"
+
+
+@pytest.mark.parametrize(
+    "query,field", [("take=501", "take"), ("take=abc", "take"), ("page=0", "page"), ("take=0", "take")]
+)
+def test_bad_pagination_is_a_validation_error_naming_the_parameter(api_client, key, query, field):
+    response = api_client.get(f"/v1/things?{query}", **auth(key.raw_key))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "validation_error"
+    assert field in response.json()["errors"]
+
+
+def test_create_get_patch_delete_envelopes(api_client, key):
+    response = api_client.post(
+        "/v1/things", {"name": "A", "slug": "a", "hideBranding": True}, format="json", **auth(key.raw_key)
+    )
+    assert response.status_code == 201, response.json()
+    created = response.json()
+    assert created["message"] == "Thing created successfully"
+    thing_id = created["thing"]["id"]
+    assert created["thing"]["hideBranding"] is True
+    assert response["Location"].endswith(f"/v1/things/{thing_id}")
+    assert api_client.get(f"/v1/things/{thing_id}", **auth(key.raw_key)).json()["thing"]["slug"] == "a"
+    response = api_client.patch(f"/v1/things/{thing_id}", {"name": "B"}, format="json", **auth(key.raw_key))
+    assert response.json() == {"thing": {**created["thing"], "name": "B"}}
+    assert (
+        api_client.put(f"/v1/things/{thing_id}", {"name": "C"}, format="json", **auth(key.raw_key)).status_code == 405
+    )
+    response = api_client.delete(f"/v1/things/{thing_id}", **auth(key.raw_key))
+    assert response.json() == {"message": f"Thing with id: {thing_id} deleted successfully"}
+    assert not Team.objects.filter(pk=thing_id).exists()
+
+
+@pytest.mark.parametrize("field", ["id", "createdAt", "colour"])
+def test_unknown_or_read_only_field_is_rejected_by_name(api_client, key, field):
+    response = api_client.post("/v1/things", {"name": "A", "slug": "a", field: 1}, format="json", **auth(key.raw_key))
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+    assert not Team.objects.exists()
+
+
+def test_malformed_json_and_wrong_content_type(api_client, key):
+    response = api_client.generic("POST", "/v1/things", "{nope", content_type="application/json", **auth(key.raw_key))
+    assert response.status_code == 400
+    assert response.json()["code"] == "malformed_request"
+    response = api_client.generic(
+        "POST", "/v1/things", "name=a", content_type="application/x-www-form-urlencoded", **auth(key.raw_key)
+    )
+    assert response.status_code == 415
+    assert response.json()["code"] == "unsupported_media_type"
+    assert not Team.objects.exists()
+
+
+def test_missing_object_and_unknown_path_are_problem_404(api_client, key):
+    response = api_client.get("/v1/things/999999", **auth(key.raw_key))
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    response = api_client.get("/v1/nothing-here", **auth(key.raw_key))
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_user_id_filter_of_someone_else_is_forbidden_for_non_admins(api_client, key):
+    other = UserFactory()
+    assert api_client.get(f"/v1/things?userId={key.user_id}", **auth(key.raw_key)).status_code == 200
+    response = api_client.get(f"/v1/things?userId={other.pk}", **auth(key.raw_key))
+    assert response.status_code == 403
+    assert response.json()["code"] == "permission_denied"
+    admin_key = ApiKeyFactory(user=UserFactory(role="ADMIN"))
+    assert (
+        api_client.get(f"/v1/things?userId={other.pk}&userId={key.user_id}", **auth(admin_key.raw_key)).status_code
+        == 200
+    )
+
+
+def test_wrong_scope_is_403_with_www_authenticate_and_no_credentials_401(api_client):
+    token = AccessTokenFactory(scope="READ_PROFILE")
+    response = api_client.get("/v1/things", **auth(token.raw_token))
+    assert response.status_code == 403
+    assert response.json()["code"] == "insufficient_scope"
+    assert 'scope="READ_MEMBERSHIP"' in response["WWW-Authenticate"]
+    assert response["RateLimit-Remaining"]
+    response = api_client.get("/v1/things")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+
+
+def test_rate_limit_refuses_with_429_and_retry_after(api_client, settings, monkeypatch):
+    cache.clear()
+    settings.RATE_LIMIT_PER_MINUTE = 2
+    monkeypatch.setattr("core.ratelimit.time.time", lambda: 1_800_000_030.0)  # 30 s into a window
+    token = AccessTokenFactory(scope="READ_MEMBERSHIP")
+    responses = [api_client.get("/v1/things", **auth(token.raw_token)) for _ in range(3)]
+    assert [response.status_code for response in responses] == [200, 200, 429]
+    assert [response["RateLimit-Remaining"] for response in responses] == ["1", "0", "0"]
+    assert responses[0]["RateLimit-Limit"] == "2"
+    assert responses[0]["RateLimit-Reset"] == "30"
+    refused = responses[-1]
+    assert refused.json()["code"] == "rate_limited"
+    assert refused["Retry-After"] == "30"
+    assert refused["Content-Type"] == "application/problem+json"
+    other = AccessTokenFactory(scope="READ_MEMBERSHIP")
+    assert api_client.get("/v1/things", **auth(other.raw_token)).status_code == 200

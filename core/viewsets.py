@@ -1,0 +1,224 @@
+"""The one base for every resource endpoint (contract §1).
+
+How to build a resource on it::
+
+    class ScheduleViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin,
+                          UpdateModelMixin, DestroyModelMixin, ResourceViewSet):
+        scopes = {"GET": "READ_SCHEDULE", "POST": "WRITE_SCHEDULE",
+                  "PATCH": "WRITE_SCHEDULE", "DELETE": "WRITE_SCHEDULE"}
+        envelope_singular = "schedule"          # {"schedule": {...}}
+        envelope_plural = "schedules"           # {"schedules": [...], "pagination": {...}}
+        resource_label = "Schedule"             # "Schedule created successfully"
+        serializer_class = ScheduleSerializer   # output (and input unless input_serializer_class)
+        input_serializer_class = ScheduleCreateSerializer           # optional, POST
+        update_serializer_class = ScheduleUpdateSerializer          # optional, PATCH
+
+        def get_queryset(self):                 # visibility lives in the selector
+            return schedule_list(user=self.request.user, user_ids=self.requested_user_ids())
+
+        def perform_create(self, data):         # validated data (snake_case) → a service
+            return schedule_create(user=self.request.user, **data)
+
+        def perform_update(self, instance, data):
+            return schedule_update(schedule=instance, actor=self.request.user, **data)
+
+        def perform_destroy(self, instance):
+            schedule_delete(schedule=instance)
+
+    router = ResourceRouter()
+    router.register("schedules", ScheduleViewSet, basename="schedule")
+    urlpatterns = router.urls
+
+What the base gives you:
+- authentication (`CredentialAuthentication`) and `HasScope` with the view's `scopes` per method;
+  the rate limit is counted before the scope check, so every authenticated response has the
+  `RateLimit-*` headers;
+- the envelopes of §1.2: list with `pagination` + `Link`, get, create (201 + `Location` +
+  `message`), PATCH (PUT is a 405), delete with its `message`;
+- `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
+  already ordered);
+- `requested_user_ids()`: the `?userId=` rule of §1.3 (system admins filter, others → 403 for
+  another user's id, 400 for a non-integer);
+- a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it).
+
+Serializers should derive from `core.serializers.ApiModelSerializer` / `ApiSerializer` for
+camelCase and strict bodies. Services raise `core.exceptions` errors or Django's
+`ValidationError`; the exception handler turns them into problem+json.
+"""
+
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+from rest_framework.viewsets import GenericViewSet
+
+from core.exceptions import Forbidden, NotFound
+from core.pagination import PagePagination
+
+
+class ResourceRouter(SimpleRouter):
+    """Cal.com's paths have no trailing slash: `/schedules`, `/schedules/12`."""
+
+    def __init__(self):
+        super().__init__(trailing_slash="")
+
+
+class ResourceViewSet(GenericViewSet):
+    scopes: dict[str, str] = {}
+    envelope_singular: str = ""
+    envelope_plural: str = ""
+    resource_label: str = ""
+    pagination_class = PagePagination
+    input_serializer_class = None
+    update_serializer_class = None
+    lookup_value_regex = r"[0-9]+"
+
+    # --- the caller --------------------------------------------------------------------------
+
+    @property
+    def is_system_admin(self) -> bool:
+        return getattr(self.request.user, "role", None) == "ADMIN"
+
+    def requested_user_ids(self) -> list[int] | None:
+        """The `?userId=` filter (repeatable): only system admins may name someone else."""
+        raw_ids = self.request.query_params.getlist("userId")
+        if not raw_ids:
+            return None
+        user_ids = []
+        for raw in raw_ids:
+            try:
+                user_ids.append(int(raw))
+            except ValueError:
+                raise ValidationError({"userId": [f"'{raw}' is not an integer."]}) from None
+        if not self.is_system_admin and any(user_id != self.request.user.pk for user_id in user_ids):
+            raise Forbidden("Only system administrators may filter by another user's id.")
+        return user_ids
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def initial(self, request, *args, **kwargs):
+        # DRF checks permissions before throttles; the rate limit goes first so that a refused
+        # scope still counts against (and reports) the credential's budget.
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        neg = self.perform_content_negotiation(request)
+        request.accepted_renderer, request.accepted_media_type = neg
+        version, scheme = self.determine_version(request, *args, **kwargs)
+        request.version, request.versioning_scheme = version, scheme
+        self.perform_authentication(request)
+        self.check_throttles(request)
+        self.check_permissions(request)
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if not queryset.query.order_by:
+            queryset = queryset.order_by("id")
+        return queryset
+
+    def get_object(self):
+        queryset = self.filter_queryset(self.get_queryset())
+        lookup = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
+        instance = self.lookup_object(queryset, lookup)
+        if instance is None:
+            raise NotFound(f"{self.get_resource_label()} {lookup} does not exist.")
+        self.check_object_permissions(self.request, instance)
+        return instance
+
+    def lookup_object(self, queryset, lookup):
+        """Find one object in the visible queryset, or None. Override for composite ids."""
+        return queryset.filter(**{self.lookup_field: lookup}).first()
+
+    def get_resource_label(self) -> str:
+        if self.resource_label:
+            return self.resource_label
+        return self.envelope_singular[:1].upper() + self.envelope_singular[1:]
+
+    def get_serializer_class(self):
+        if self.action == "create" and self.input_serializer_class is not None:
+            return self.input_serializer_class
+        if self.action == "partial_update" and self.update_serializer_class is not None:
+            return self.update_serializer_class
+        return self.serializer_class
+
+    def get_output_serializer(self, instance):
+        return self.serializer_class(instance, context=self.get_serializer_context())
+
+    def validated_input(self, *, partial: bool = False, instance=None) -> dict:
+        serializer = self.get_serializer(instance, data=self.request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def reload(self, instance):
+        """The object as the selector returns it (with its prefetches) for the response body."""
+        return self.get_queryset().filter(pk=instance.pk).first() or instance
+
+    def location_id(self, instance) -> str:
+        return str(instance.pk)
+
+    def location_url(self, instance) -> str:
+        path = self.request.path.rstrip("/")
+        return self.request.build_absolute_uri(f"{path}/{self.location_id(instance)}")
+
+    # --- hooks a resource fills in ------------------------------------------------------------
+
+    def perform_create(self, data):
+        raise NotImplementedError
+
+    def perform_update(self, instance, data):
+        raise NotImplementedError
+
+    def perform_destroy(self, instance):
+        raise NotImplementedError
+
+
+class ListModelMixin:
+    def list(self, request, *args, **kwargs):
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        serializer = self.serializer_class(page, many=True, context=self.get_serializer_context())
+        return self.get_paginated_response(serializer.data)
+
+
+class RetrieveModelMixin:
+    def retrieve(self, request, *args, **kwargs):
+        instance = self.get_object()
+        return Response({self.envelope_singular: self.get_output_serializer(instance).data})
+
+
+class CreateModelMixin:
+    def create(self, request, *args, **kwargs):
+        data = self.validated_input()
+        instance = self.reload(self.perform_create(data))
+        body = {
+            self.envelope_singular: self.get_output_serializer(instance).data,
+            "message": f"{self.get_resource_label()} created successfully",
+        }
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": self.location_url(instance)})
+
+
+class UpdateModelMixin:
+    """PATCH only: every field is optional, and a PUT is a 405."""
+
+    def partial_update(self, request, *args, **kwargs):
+        instance = self.get_object()
+        data = self.validated_input(partial=True, instance=instance)
+        instance = self.reload(self.perform_update(instance, data))
+        return Response({self.envelope_singular: self.get_output_serializer(instance).data})
+
+
+class DestroyModelMixin:
+    def destroy(self, request, *args, **kwargs):
+        instance = self.get_object()
+        label = self.location_id(instance)
+        self.perform_destroy(instance)
+        return Response({"message": f"{self.get_resource_label()} with id: {label} deleted successfully"})
+
+
+__all__ = [
+    "CreateModelMixin",
+    "DestroyModelMixin",
+    "ListModelMixin",
+    "ResourceRouter",
+    "ResourceViewSet",
+    "RetrieveModelMixin",
+    "UpdateModelMixin",
+]
