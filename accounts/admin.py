@@ -1,0 +1,320 @@
+"""Back office for people, teams, API keys and OAuth clients.
+
+Writes go through services where they exist (API keys: `accounts.services`; OAuth clients:
+`accounts.admin_forms`). Teams and memberships are plain model admins with model validation until
+their services land.
+"""
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import Count
+from django.http import Http404
+from django.urls import path
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+from oauth2_provider.admin import GrantAdmin as DOTGrantAdmin
+from oauth2_provider.models import Application, Grant
+
+from accounts.admin_forms import (
+    OAuthClientForm,
+    UserAddForm,
+    oauth_client_register,
+    oauth_client_reset_secret,
+    oauth_client_set_suspended,
+    oauth_client_update,
+)
+from accounts.models import ApiKey, Membership, Team, User
+from accounts.services import api_key_create, api_key_revoke
+from core.admin import RevealOnceAdminMixin
+
+
+def adopt_saved(obj, saved) -> None:
+    """Make the admin's unsaved form instance the row a service just created, so that the admin's
+    log entry and redirect point at it."""
+    for field in saved._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
+# --- Users -----------------------------------------------------------------------------------
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    add_form = UserAddForm
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("username", "email", "name", "password1", "password2")}),)
+    fieldsets = (
+        (None, {"fields": ("username", "password")}),
+        ("Profile", {"fields": ("name", "email", "email_verified", "bio", "avatar", "role", "verified", "invited_to")}),
+        (
+            "Preferences",
+            {
+                "fields": (
+                    "time_zone",
+                    "week_start",
+                    "end_time",
+                    "buffer_time",
+                    "default_schedule",
+                    "locale",
+                    "time_format",
+                    "app_theme",
+                    "theme",
+                    "hide_branding",
+                    "brand_color",
+                    "dark_brand_color",
+                    "allow_dynamic_booking",
+                )
+            },
+        ),
+        (
+            "Permissions",
+            {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")},
+        ),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    list_display = ("username", "email", "name", "role", "time_zone", "is_staff", "is_active", "date_joined")
+    list_filter = ("role", "is_staff", "is_superuser", "is_active", "verified")
+    search_fields = ("username", "email", "name")
+    raw_id_fields = ("default_schedule",)
+    ordering = ("id",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
+# --- Teams and memberships -------------------------------------------------------------------
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fields = ("user", "role", "accepted", "disable_impersonation", "created_at")
+    readonly_fields = ("created_at",)
+    autocomplete_fields = ("user",)
+    extra = 0
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("user")
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "member_count", "hide_branding", "created_at")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = (MembershipInline,)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(member_count=Count("memberships"))
+
+    @admin.display(description="members", ordering="member_count")
+    def member_count(self, team):
+        return team.member_count
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "user_email", "team", "role", "accepted", "disable_impersonation", "created_at")
+    list_filter = ("role", "accepted", "team")
+    search_fields = ("user__email", "team__name")
+    list_select_related = ("user", "team")
+    autocomplete_fields = ("user", "team")
+
+    @admin.display(description="e-mail", ordering="user__email")
+    def user_email(self, membership):
+        return membership.user.email
+
+
+# --- API keys --------------------------------------------------------------------------------
+
+
+class RevokedFilter(admin.SimpleListFilter):
+    title = "revoked"
+    parameter_name = "revoked"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Yes"), ("no", "No"))
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(revoked_at__isnull=self.value() == "no")
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
+    """API keys are created through `api_key_create` and shown once; afterwards they can only be
+    looked at or revoked (no field of an issued key may change)."""
+
+    list_display = ("visible_prefix", "note", "user", "expires_at", "last_used_at", "revoked_at", "created_at")
+    list_filter = (RevokedFilter, "expires_at", "created_at")
+    search_fields = ("prefix", "note", "user__email", "user__username")
+    list_select_related = ("user",)
+    autocomplete_fields = ("user",)
+    actions = ("revoke_keys",)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("user", "note", "expires_at")
+        return ("visible_prefix", "user", "note", "expires_at", "last_used_at", "revoked_at", "created_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else self.get_fields(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_revoke_permission(self, request):
+        return request.user.has_perm("accounts.change_apikey")
+
+    @admin.display(description="prefix", ordering="prefix")
+    def visible_prefix(self, api_key):
+        return f"{api_key.prefix}…"
+
+    def save_model(self, request, obj, form, change):
+        api_key, raw_key = api_key_create(user=obj.user, note=obj.note, expires_at=obj.expires_at)
+        adopt_saved(obj, api_key)
+        obj.raw_key = raw_key
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self.reveal_once(
+            request,
+            obj,
+            title=f"API key for {obj.user}",
+            values=[("API key", obj.raw_key, True), ("Prefix", obj.prefix, False)],
+        )
+
+    @admin.action(description="Revoke selected API keys", permissions=("revoke",))
+    def revoke_keys(self, request, queryset):
+        revoked = 0
+        for api_key in queryset.filter(revoked_at__isnull=True):
+            api_key_revoke(api_key=api_key)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} API key(s); they stop working at once.", messages.SUCCESS)
+
+
+# --- OAuth clients ---------------------------------------------------------------------------
+
+admin.site.unregister(Application)
+admin.site.unregister(Grant)
+
+
+@admin.register(Grant)
+class GrantAdmin(DOTGrantAdmin):
+    list_select_related = ("application", "user")
+
+
+class SuspendedFilter(admin.SimpleListFilter):
+    title = "suspended"
+    parameter_name = "suspended"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Yes"), ("no", "No"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(profile__suspended=True)
+        if self.value() == "no":
+            return queryset.exclude(profile__suspended=True)
+        return queryset
+
+
+@admin.register(Application)
+class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
+    """Operators register OAuth clients here (contract §3). The secret is shown once, then only its
+    hash exists; "Issue a new client secret" replaces it."""
+
+    form = OAuthClientForm
+    change_form_template = "admin/oauth2_provider/application/change_form.html"
+    list_display = ("name", "client_id", "client_type", "scope_ceiling", "suspended", "created")
+    list_filter = ("client_type", SuspendedFilter, "created")
+    search_fields = ("name", "client_id")
+    list_select_related = ("profile",)
+    actions = ("suspend_clients", "reactivate_clients")
+
+    registration_fields = ("name", "redirect_uris", "client_type", "logo", "app_link", "scope_ceiling", "suspended")
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return ((None, {"fields": self.registration_fields}),)
+        return (
+            ("Credentials", {"fields": ("client_id", "client_secret_status")}),
+            ("Registration", {"fields": self.registration_fields}),
+            ("History", {"fields": ("created", "updated")}),
+        )
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("client_id", "client_secret_status", "created", "updated")
+
+    @admin.display(description="client secret")
+    def client_secret_status(self, application):
+        if application.client_type == Application.CLIENT_PUBLIC:
+            return "None: a public client authenticates with PKCE, not a secret."
+        return "Stored only as a hash; it was shown once, when issued. Use “Issue a new client secret” to replace it."
+
+    @admin.display(description="scope ceiling")
+    def scope_ceiling(self, application):
+        profile = getattr(application, "profile", None)
+        return ", ".join(profile.scope_ceiling) if profile else "—"
+
+    @admin.display(description="suspended", boolean=True, ordering="profile__suspended")
+    def suspended(self, application):
+        profile = getattr(application, "profile", None)
+        return bool(profile and profile.suspended)
+
+    def save_model(self, request, obj, form, change):
+        registration = {
+            "name": form.cleaned_data["name"],
+            "redirect_uris": form.cleaned_data["redirect_uris"],
+            "client_type": form.cleaned_data["client_type"],
+            **form.profile_values(),
+        }
+        if change:
+            oauth_client_update(application=obj, **registration)
+            return
+        application, clear_secret = oauth_client_register(**registration)
+        adopt_saved(obj, application)
+        obj.clear_secret = clear_secret
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self._reveal_credentials(request, obj, getattr(obj, "clear_secret", None))
+
+    def _reveal_credentials(self, request, application, clear_secret):
+        values = [("Client ID", application.client_id, False)]
+        if application.client_type == Application.CLIENT_CONFIDENTIAL:
+            values.append(("Client secret", clear_secret, True))
+        return self.reveal_once(request, application, title=f"Credentials of {application.name}", values=values)
+
+    def get_urls(self):
+        reset = path(
+            "<path:object_id>/reset-secret/",
+            self.admin_site.admin_view(require_POST(self.reset_secret_view)),
+            name=f"{self.opts.app_label}_{self.opts.model_name}_reset_secret",
+        )
+        return [reset, *super().get_urls()]
+
+    def reset_secret_view(self, request, object_id):
+        application = self.get_object(request, unquote(object_id))
+        if application is None:
+            raise Http404
+        if not self.has_change_permission(request, application):
+            raise PermissionDenied
+        clear_secret = oauth_client_reset_secret(application=application)
+        self.log_change(request, application, [{"changed": {"fields": ["client secret"]}}])
+        return self._reveal_credentials(request, application, clear_secret)
+
+    def _set_suspended(self, request, queryset, suspended: bool):
+        for application in queryset:
+            oauth_client_set_suspended(application=application, suspended=suspended)
+        verb = "Suspended" if suspended else "Reactivated"
+        self.message_user(request, f"{verb} {len(queryset)} client(s) at {timezone.now():%H:%M:%S} UTC.")
+
+    @admin.action(description="Suspend selected clients (their tokens stop working)", permissions=("change",))
+    def suspend_clients(self, request, queryset):
+        self._set_suspended(request, queryset, True)
+
+    @admin.action(description="Reactivate selected clients", permissions=("change",))
+    def reactivate_clients(self, request, queryset):
+        self._set_suspended(request, queryset, False)

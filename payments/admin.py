@@ -1,0 +1,112 @@
+"""Staff inspect payments here; they cannot add, edit or delete them.
+
+The only writes are the "mark paid" / "mark refunded" actions, which go through
+`payments.services` like every other write.
+"""
+
+from decimal import Decimal
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+
+from payments.models import Payment
+from payments.services import payment_mark_paid, payment_mark_refunded
+
+# ISO 4217 minor-unit exponents that are not 2 (the common case).
+CURRENCY_EXPONENTS = {
+    **dict.fromkeys("bif clp djf gnf isk jpy kmf krw pyg rwf ugx vnd vuv xaf xof xpf".split(), 0),
+    **dict.fromkeys("bhd iqd jod kwd lyd omr tnd".split(), 3),
+}
+
+
+def format_money(amount: int, currency: str) -> str:
+    """Minor units to major units with the currency code: (5000, "usd") -> "50.00 USD"."""
+    exponent = CURRENCY_EXPONENTS.get(currency.lower(), 2)
+    major = Decimal(amount).scaleb(-exponent)
+    return f"{major:,.{exponent}f} {currency.upper()}"
+
+
+@admin.register(Payment)
+class PaymentAdmin(admin.ModelAdmin):
+    list_display = (
+        "uid",
+        "booking_uid",
+        "organizer",
+        "amount_display",
+        "fee_display",
+        "success",
+        "refunded",
+        "payment_option",
+        "app",
+        "created_at",
+    )
+    list_filter = ("success", "refunded", "currency", "payment_option", "app", "created_at")
+    search_fields = ("uid", "external_id", "booking__uid", "booking__organizer__email")
+    list_select_related = ("booking__organizer", "app")
+    date_hierarchy = "created_at"
+    fields = (
+        "uid",
+        "booking",
+        "organizer",
+        "app",
+        "amount_display",
+        "fee_display",
+        "success",
+        "refunded",
+        "payment_option",
+        "external_id",
+        "data",
+        "created_at",
+    )
+    readonly_fields = fields
+    actions = ("mark_paid", "mark_refunded")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("booking__organizer", "app")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_mark_permission(self, request):
+        """Settling is the one thing staff may do to a payment; it needs the change permission."""
+        return request.user.has_perm("payments.change_payment")
+
+    @admin.display(description="booking", ordering="booking__uid")
+    def booking_uid(self, payment):
+        return payment.booking.uid
+
+    @admin.display(description="organizer", ordering="booking__organizer__email")
+    def organizer(self, payment):
+        return payment.booking.organizer.email
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, payment):
+        return format_money(payment.amount, payment.currency)
+
+    @admin.display(description="fee", ordering="fee")
+    def fee_display(self, payment):
+        return format_money(payment.fee, payment.currency)
+
+    @admin.action(description="Mark selected payments as paid", permissions=("mark",))
+    def mark_paid(self, request, queryset):
+        for payment in queryset:
+            payment_mark_paid(payment=payment)
+        self.message_user(request, f"Marked {len(queryset)} payment(s) as paid.", messages.SUCCESS)
+
+    @admin.action(description="Mark selected payments as refunded", permissions=("mark",))
+    def mark_refunded(self, request, queryset):
+        refunded = 0
+        for payment in queryset:
+            try:
+                payment_mark_refunded(payment=payment)
+                refunded += 1
+            except ValidationError as error:
+                self.message_user(request, " ".join(error.messages), messages.ERROR)
+        if refunded:
+            self.message_user(request, f"Marked {refunded} payment(s) as refunded.", messages.SUCCESS)

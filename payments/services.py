@@ -1,0 +1,39 @@
+"""Writes on payments. Payments arrive from payment apps; staff may only settle or refund them.
+
+The API has no write endpoints for payments (contract §4.3); the admin's "mark paid" and "mark
+refunded" actions call these, and so will any payment-app integration, so that the webhook events
+(BOOKING_PAID, …) are emitted from one place.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from payments.models import Payment
+
+
+@transaction.atomic
+def payment_mark_paid(*, payment: Payment) -> Payment:
+    """Record that the money arrived. Marking an already-paid payment again changes nothing."""
+    payment = Payment.objects.select_for_update().get(pk=payment.pk)
+    if payment.success:
+        return payment
+    payment.success = True
+    payment.full_clean()
+    payment.save(update_fields=["success"])
+    return payment
+
+
+@transaction.atomic
+def payment_mark_refunded(*, payment: Payment) -> Payment:
+    """Record a refund. Only money that arrived can be refunded (the database enforces it too)."""
+    payment = Payment.objects.select_for_update().get(pk=payment.pk)
+    if not payment.success:
+        raise ValidationError(
+            {"refunded": f"Payment {payment.uid} was never paid, so it cannot be refunded."}, code="not_paid"
+        )
+    if payment.refunded:
+        return payment
+    payment.refunded = True
+    payment.full_clean()
+    payment.save(update_fields=["refunded"])
+    return payment

@@ -1,0 +1,137 @@
+"""Back office for schedules, event types and bookings.
+
+Plain model admins with model validation: the scheduling services (which also emit webhook events
+for bookings) are being written at the same time and should be wired into `save_model` once they
+exist.
+"""
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+
+from payments.admin import format_money
+from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
+
+WEEKDAY_CHOICES = [
+    (0, "Sun"),
+    (1, "Mon"),
+    (2, "Tue"),
+    (3, "Wed"),
+    (4, "Thu"),
+    (5, "Fri"),
+    (6, "Sat"),
+]
+
+
+class AvailabilityForm(forms.ModelForm):
+    """Shows `days_mask` as weekday checkboxes (0 = Sunday, as in the API)."""
+
+    days = forms.TypedMultipleChoiceField(
+        choices=WEEKDAY_CHOICES,
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Weekly rule: tick its days. Date override: leave empty and set a date.",
+    )
+
+    class Meta:
+        model = Availability
+        fields = ["days", "start_time", "end_time", "date"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["days"] = self.instance.days
+
+    def clean(self):
+        cleaned_data = super().clean()
+        days, date = cleaned_data.get("days") or [], cleaned_data.get("date")
+        start_time, end_time = cleaned_data.get("start_time"), cleaned_data.get("end_time")
+        if date is None and not days:
+            self.add_error("days", "A weekly rule needs at least one day (or set a date for an override).")
+        if date is not None and days:
+            self.add_error("days", "A date override has no weekdays; clear them or clear the date.")
+        if start_time is not None and end_time is not None and not start_time < end_time:
+            all_day_off = date is not None and start_time.hour == start_time.minute == 0 and end_time == start_time
+            if not all_day_off:
+                self.add_error("end_time", "The end must be after the start (00:00–00:00 on a date = unavailable).")
+        self.instance.days_mask = Availability.mask_for(days)
+        return cleaned_data
+
+    def _get_validation_exclusions(self):
+        # `days_mask` is set from `days`, so the model's checks on it must run too.
+        exclusions = super()._get_validation_exclusions()
+        exclusions.discard("days_mask")
+        return exclusions
+
+
+class AvailabilityInline(admin.TabularInline):
+    model = Availability
+    form = AvailabilityForm
+    extra = 0
+
+
+class EventTypeInline(admin.TabularInline):
+    model = EventType
+    fields = ("title", "slug", "length", "hidden")
+    show_change_link = True
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "time_zone", "is_default", "rule_count", "created_at")
+    list_filter = ("time_zone",)
+    search_fields = ("name", "user__email", "user__username")
+    list_select_related = ("user",)
+    autocomplete_fields = ("user",)
+    inlines = (AvailabilityInline, EventTypeInline)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(rule_count=Count("availability"))
+
+    @admin.display(description="default", boolean=True)
+    def is_default(self, schedule):
+        return schedule.user.default_schedule_id == schedule.pk
+
+    @admin.display(description="rules", ordering="rule_count")
+    def rule_count(self, schedule):
+        return schedule.rule_count
+
+
+@admin.register(EventType)
+class EventTypeAdmin(admin.ModelAdmin):
+    list_display = ("title", "slug", "owner", "team", "length", "price_display", "schedule", "hidden")
+    list_filter = ("hidden", "requires_confirmation", "currency")
+    search_fields = ("title", "slug", "owner__email", "team__name")
+    list_select_related = ("owner", "team", "schedule")
+    autocomplete_fields = ("owner", "team", "schedule")
+
+    @admin.display(description="price", ordering="price")
+    def price_display(self, event_type):
+        return format_money(event_type.price, event_type.currency) if event_type.price else "free"
+
+
+class AttendeeInline(admin.TabularInline):
+    model = Attendee
+    extra = 0
+
+
+@admin.register(Booking)
+class BookingAdmin(admin.ModelAdmin):
+    list_display = ("uid", "title", "organizer", "event_type", "start_time", "end_time", "status")
+    list_filter = ("status", "start_time")
+    search_fields = ("uid", "title", "organizer__email", "attendees__email")
+    list_select_related = ("organizer", "event_type")
+    autocomplete_fields = ("organizer", "event_type")
+    raw_id_fields = ("rescheduled_from",)
+    readonly_fields = ("uid", "created_at", "updated_at")
+    date_hierarchy = "start_time"
+    inlines = (AttendeeInline,)
