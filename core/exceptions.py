@@ -107,7 +107,10 @@ def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = "non_field_errors" if key in ("non_field_errors", "__all__") and not prefix else key
-            path = f"{prefix}.{name}" if prefix else str(name)
+            if prefix and (isinstance(name, int) or str(name).isdigit()):
+                path = f"{prefix}[{name}]"  # a list item (DRF keys list errors by index)
+            else:
+                path = f"{prefix}.{name}" if prefix else str(name)
             flat.update(flatten_errors(value, path))
     elif isinstance(detail, list):
         if all(not isinstance(item, dict | list) for item in detail):

@@ -27,6 +27,8 @@ class CamelCaseMixin:
             camel = to_camel(name)
             if camel != name and field.source is None:
                 field.source = name
+            if camel != name and isinstance(field, serializers.SerializerMethodField) and field.method_name is None:
+                field.method_name = f"get_{name}"
             renamed[camel] = field
         return renamed
 

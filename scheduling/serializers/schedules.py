@@ -1,0 +1,89 @@
+"""Schedules on the wire (contract §4.1): inline availability rows and date overrides."""
+
+from datetime import time
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.models import validate_time_zone
+from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
+
+TIME_INPUT_FORMATS = ["%H:%M", "%H:%M:%S"]
+TIME_OUTPUT_FORMAT = "%H:%M:%S"
+MIDNIGHT = time(0, 0)
+
+
+class TimeZoneField(serializers.CharField):
+    """An IANA zone name; the error names the bad value, not the list of every zone."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            validate_time_zone(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return value
+
+
+class AvailabilitySerializer(ApiSerializer):
+    """A weekly rule (`days`, no `date`) or a date override (`date`, empty `days`)."""
+
+    id = serializers.IntegerField(read_only=True)
+    days = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=6), required=False, default=list, max_length=7
+    )
+    start_time = serializers.TimeField(format=TIME_OUTPUT_FORMAT, input_formats=TIME_INPUT_FORMATS)
+    end_time = serializers.TimeField(format=TIME_OUTPUT_FORMAT, input_formats=TIME_INPUT_FORMATS)
+    date = serializers.DateField(required=False, allow_null=True, default=None)
+
+    def validate(self, attrs):
+        days, override_date = attrs.get("days") or [], attrs.get("date")
+        errors = {}
+        if override_date is None and not days:
+            errors["days"] = ["A weekly rule needs at least one day (0 = Sunday … 6 = Saturday)."]
+        if override_date is not None and days:
+            errors["days"] = ["A date override (with 'date') has no days."]
+        if len(set(days)) != len(days):
+            errors["days"] = ["A day appears more than once."]
+        all_day_off = override_date is not None and attrs["start_time"] == MIDNIGHT == attrs["end_time"]
+        if attrs["start_time"] >= attrs["end_time"] and not all_day_off:
+            errors["endTime"] = ["Must be after startTime."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class ScheduleSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    user_id = serializers.IntegerField(read_only=True)
+    user = CompactUserSerializer(read_only=True)
+    name = serializers.CharField(read_only=True)
+    time_zone = serializers.CharField(read_only=True)
+    is_default = serializers.SerializerMethodField()
+    availability = AvailabilitySerializer(many=True, read_only=True)
+    event_type = CompactEventTypeSerializer(source="event_types", many=True, read_only=True)
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_is_default(self, schedule) -> bool:
+        return schedule.user.default_schedule_id == schedule.pk
+
+
+class ScheduleCreateSerializer(ApiSerializer):
+    name = serializers.CharField(max_length=200)
+    time_zone = TimeZoneField()
+    availability = AvailabilitySerializer(many=True, required=False, help_text="Default: Mon–Fri 09:00–17:00.")
+    is_default = serializers.BooleanField(required=False, allow_null=True, default=None)
+    user_id = serializers.IntegerField(required=False, help_text="System administrators only.")
+
+
+class ScheduleUpdateSerializer(ApiSerializer):
+    name = serializers.CharField(max_length=200, required=False)
+    time_zone = TimeZoneField(required=False)
+    availability = AvailabilitySerializer(many=True, required=False, help_text="Replaces the whole list.")
+    is_default = serializers.BooleanField(required=False)

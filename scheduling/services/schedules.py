@@ -1,0 +1,127 @@
+"""Writes of schedules and their availability (contract §4.1).
+
+The owner's `default_schedule` is kept consistent here, under a lock on the owner's row, so that
+two concurrent creates or deletes cannot leave a user with a default that is not theirs or none
+while they still have schedules.
+"""
+
+from datetime import date, time
+from typing import TypedDict
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from accounts.models import User
+from core.exceptions import Forbidden
+from scheduling.models import Availability, Schedule
+
+DEFAULT_AVAILABILITY = ({"days": [1, 2, 3, 4, 5], "start_time": time(9, 0), "end_time": time(17, 0), "date": None},)
+
+
+class AvailabilityRow(TypedDict, total=False):
+    days: list[int]
+    start_time: time
+    end_time: time
+    date: date | None
+
+
+def _lock_user(user: User) -> User:
+    return User.objects.select_for_update().get(pk=user.pk)
+
+
+def _replace_availability(*, schedule: Schedule, rows) -> None:
+    """Delete every row and write the new list; the caller's transaction makes it atomic."""
+    schedule.availability.all().delete()
+    new_rows = []
+    for row in rows:
+        availability = Availability(
+            schedule=schedule,
+            days_mask=Availability.mask_for(row.get("days") or []),
+            start_time=row["start_time"],
+            end_time=row["end_time"],
+            date=row.get("date"),
+        )
+        availability.full_clean(exclude=["schedule"])
+        new_rows.append(availability)
+    Availability.objects.bulk_create(new_rows)
+
+
+def _next_default(*, user: User, excluding: Schedule) -> Schedule | None:
+    return user.schedules.exclude(pk=excluding.pk).order_by("id").first()
+
+
+@transaction.atomic
+def schedule_create(
+    *,
+    actor: User,
+    name: str,
+    time_zone: str,
+    user_id: int | None = None,
+    availability: list[AvailabilityRow] | None = None,
+    is_default: bool | None = None,
+) -> Schedule:
+    """Make a schedule for the actor, or for `user_id` when the actor is a system admin.
+
+    Without `availability` it gets Mon–Fri 09:00–17:00. It becomes the owner's default when asked,
+    or when the owner has none and the caller did not say `is_default: false`.
+    """
+    owner = actor
+    if user_id is not None and user_id != actor.pk:
+        if not actor.is_system_admin:
+            raise Forbidden("Only system administrators may create schedules for another user.")
+        owner = User.objects.filter(pk=user_id).first()
+        if owner is None:
+            raise ValidationError({"userId": [f"User {user_id} does not exist."]})
+    owner = _lock_user(owner)
+    schedule = Schedule(user=owner, name=name, time_zone=time_zone)
+    schedule.full_clean()
+    schedule.save()
+    _replace_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
+    if is_default or (is_default is None and owner.default_schedule_id is None):
+        owner.default_schedule = schedule
+        owner.save(update_fields=["default_schedule"])
+    return schedule
+
+
+@transaction.atomic
+def schedule_update(
+    *,
+    schedule: Schedule,
+    name: str | None = None,
+    time_zone: str | None = None,
+    availability: list[AvailabilityRow] | None = None,
+    is_default: bool | None = None,
+) -> Schedule:
+    """Change what was sent. `availability` replaces the whole list in one transaction.
+
+    `is_default: false` on the default schedule hands the role to the owner's oldest other
+    schedule (or none), as deleting it would.
+    """
+    owner = _lock_user(schedule.user)
+    if name is not None:
+        schedule.name = name
+    if time_zone is not None:
+        schedule.time_zone = time_zone
+    schedule.full_clean()
+    schedule.save()
+    if availability is not None:
+        _replace_availability(schedule=schedule, rows=availability)
+    if is_default is True and owner.default_schedule_id != schedule.pk:
+        owner.default_schedule = schedule
+        owner.save(update_fields=["default_schedule"])
+    elif is_default is False and owner.default_schedule_id == schedule.pk:
+        owner.default_schedule = _next_default(user=owner, excluding=schedule)
+        owner.save(update_fields=["default_schedule"])
+    return schedule
+
+
+@transaction.atomic
+def schedule_delete(*, schedule: Schedule) -> None:
+    """Delete it; if it was the owner's default, their oldest remaining schedule takes over."""
+    owner = _lock_user(schedule.user)
+    was_default = owner.default_schedule_id == schedule.pk
+    next_default = _next_default(user=owner, excluding=schedule) if was_default else None
+    schedule.delete()
+    if was_default:
+        owner.default_schedule = next_default
+        owner.save(update_fields=["default_schedule"])

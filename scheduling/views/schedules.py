@@ -1,0 +1,37 @@
+from core.viewsets import (
+    CreateModelMixin,
+    DestroyModelMixin,
+    ListModelMixin,
+    ResourceViewSet,
+    RetrieveModelMixin,
+    UpdateModelMixin,
+)
+from scheduling.selectors.schedules import schedule_list
+from scheduling.serializers.schedules import ScheduleCreateSerializer, ScheduleSerializer, ScheduleUpdateSerializer
+from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
+
+
+class ScheduleViewSet(
+    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+):
+    """Schedules with their availability rows and date overrides."""
+
+    scopes = {"GET": "READ_SCHEDULE", "POST": "WRITE_SCHEDULE", "PATCH": "WRITE_SCHEDULE", "DELETE": "WRITE_SCHEDULE"}
+    envelope_singular = "schedule"
+    envelope_plural = "schedules"
+    serializer_class = ScheduleSerializer
+    input_serializer_class = ScheduleCreateSerializer
+    update_serializer_class = ScheduleUpdateSerializer
+
+    def get_queryset(self):
+        user_ids = self.requested_user_ids() if self.action == "list" else None
+        return schedule_list(user=self.request.user, user_ids=user_ids)
+
+    def perform_create(self, data):
+        return schedule_create(actor=self.request.user, **data)
+
+    def perform_update(self, instance, data):
+        return schedule_update(schedule=instance, **data)
+
+    def perform_destroy(self, instance):
+        schedule_delete(schedule=instance)
