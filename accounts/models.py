@@ -163,3 +163,28 @@ class OAuthClientProfile(models.Model):
 
     def __str__(self):
         return f"Profile of {self.application}"
+
+
+class OAuthCodeRedemption(models.Model):
+    """An authorization code that was exchanged for tokens, remembered by its SHA-256 only.
+
+    DOT deletes a code once it is used; this row outlives it so that a replayed code can be told
+    from an unknown one and every token issued from it revoked (RFC 6749 §4.1.2). It also dates
+    the user's consent for the connected-apps page.
+    """
+
+    code_checksum = models.CharField(max_length=64, unique=True)
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    token_family = models.UUIDField(null=True, blank=True)
+    scope = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "OAuth code redemption"
+        indexes = [models.Index(fields=["user", "application"], name="oauth_redemption_user_app")]
+
+    def __str__(self):
+        return f"Code redemption #{self.pk} ({self.application_id} for {self.user_id})"

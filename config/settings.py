@@ -147,14 +147,30 @@ OAUTH2_PROVIDER = {
     "DEFAULT_SCOPES": ["READ_PROFILE"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=1800),
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": min(env.int("OAUTH_CODE_SECONDS", default=600), 600),
+    # Idle time: a refresh token dies this long after its latest access token expired.
     "REFRESH_TOKEN_EXPIRE_SECONDS": env.int(
         "OAUTH_REFRESH_TOKEN_IDLE_SECONDS", default=int(timedelta(days=90).total_seconds())
     ),
     "CLIENT_SECRET_HASHER": "secret_sha256",
     "ROTATE_REFRESH_TOKEN": True,
+    # A rotated refresh token presented again revokes its whole family, with no grace window.
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    "PKCE_REQUIRED": False,  # required for public clients; enforced in accounts.oauth
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "PKCE_REQUIRED": False,  # required for public clients; enforced in accounts.oauth.validators
     "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+    "OAUTH2_SERVER_CLASS": "accounts.oauth.server.Server",
+    "OAUTH2_VALIDATOR_CLASS": "accounts.oauth.validators.ServiceOAuth2Validator",
+    "OAUTH2_BACKEND_CLASS": "accounts.oauth.backends.ServiceOAuthLibCore",
+    # Tokens are stored as SHA-256 checksums only (RFC 9700 §4.14 token storage).
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["client_secret_basic", "client_secret_post", "none"],
 }
 
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"  # not swapped, on purpose
@@ -198,6 +214,20 @@ WEBHOOKS = {
     "LEASE_SECONDS": 60,
     "SWEEP_INTERVAL_SECONDS": 5,
     "RESPONSE_BODY_LIMIT_BYTES": 8192,
+    "SWEEP_BATCH_SIZE": env.int("WEBHOOK_SWEEP_BATCH_SIZE", default=500),
+    # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
+    # the sweeper.
+    "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
+}
+
+# Celery beat: the webhook sweeper re-enqueues due deliveries whose lease expired and fires due
+# MEETING_STARTED / MEETING_ENDED triggers. Run exactly one beat (`celery -A config beat`).
+CELERY_BEAT_SCHEDULE = {
+    "webhooks-sweep": {
+        "task": "webhooks.sweep",
+        "schedule": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]),
+        "options": {"expires": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
 }
 
 # --- HTTP, security ------------------------------------------------------------------------------

@@ -89,6 +89,10 @@ class CredentialAuthentication(BaseAuthentication):
         profile = getattr(token.application, "profile", None) if token.application else None
         if profile is not None and profile.suspended:
             raise InvalidToken("The application this token was issued to is suspended.")
+        now = timezone.now()
+        if token.updated is None or now - token.updated >= LAST_USED_RESOLUTION:
+            # `updated` doubles as "last used" for the connected-apps page; at most a write a minute.
+            AccessToken.objects.filter(pk=token.pk).update(updated=now)
         return token.user, Credential(
             kind="oauth",
             id=token.pk,
