@@ -63,6 +63,8 @@ class Webhook(models.Model):
     previous_secret = models.CharField(max_length=500, blank=True)
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     platform = models.BooleanField(default=False)
+    # Start of the current run of failed attempts (None after any success): drives auto-disable.
+    failing_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -117,3 +119,97 @@ class WebhookScheduledTrigger(models.Model):
 
     def __str__(self):
         return f"{self.trigger_event} for {self.booking_id} at {self.start_after:%Y-%m-%d %H:%M}"
+
+
+PING_TRIGGER = "PING"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending"
+    DELIVERING = "delivering"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+OPEN_DELIVERY_STATUSES = (DeliveryStatus.PENDING, DeliveryStatus.DELIVERING)
+
+
+class WebhookDelivery(models.Model):
+    """One event for one webhook (the outbox row), written in the transaction that caused it.
+
+    `message_id` is the Standard Webhooks `webhook-id`: fixed for the event and webhook, the same on
+    every retry and redelivery. `next_attempt_at` is when the next attempt is due; `lease_expires_at`
+    is how long the row belongs to whoever enqueued or is sending it (the sweeper takes back rows
+    whose lease ran out). `retry_index` counts failures since the last (re)start, for the schedule.
+    """
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    trigger_event = models.CharField(max_length=40)
+    payload = models.JSONField()
+    event_created_at = models.DateTimeField()
+    message_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    retry_index = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=DeliveryStatus.values), name="delivery_status_valid"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"],
+                condition=Q(status__in=["pending", "delivering"]),
+                name="delivery_open_due",
+            ),
+            models.Index(fields=["webhook", "status"], name="delivery_webhook_status"),
+        ]
+
+    def __str__(self):
+        return f"{self.trigger_event} → {self.webhook_id} ({self.status})"
+
+
+class ErrorClass(models.TextChoices):
+    DNS = "dns"
+    BLOCKED = "blocked"
+    CONNECT = "connect"
+    TLS = "tls"
+    TIMEOUT = "timeout"
+    HTTP = "http"
+
+
+class DeliveryAttempt(models.Model):
+    """One HTTP request of a delivery, as sent and as answered (the first 8 KB of the body)."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log")
+    attempt_number = models.PositiveIntegerField()
+    attempted_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    request_url = models.URLField(max_length=2048)
+    request_headers = models.JSONField(default=dict)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_headers = models.JSONField(default=dict, blank=True)
+    response_body = models.TextField(blank=True)
+    error_class = models.CharField(max_length=8, choices=ErrorClass.choices, blank=True)
+    error_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["delivery", "attempt_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["delivery", "attempt_number"], name="attempt_number_unique"),
+        ]
+
+    def __str__(self):
+        return f"attempt {self.attempt_number} of delivery {self.delivery_id}"
+
+    @property
+    def succeeded(self) -> bool:
+        return not self.error_class and self.response_status is not None and 200 <= self.response_status < 300

@@ -1,0 +1,30 @@
+"""One accessor for the app's knobs (`settings.WEBHOOKS`), read at call time so that tests can
+override them with the `settings` fixture, like DRF's `api_settings`."""
+
+from datetime import timedelta
+
+from django.conf import settings
+
+DEFAULTS = {
+    "ALLOWED_CIDRS": [],
+    "TIMEOUT_SECONDS": 15.0,
+    "CONNECT_TIMEOUT_SECONDS": 5.0,
+    "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+    "RETRY_JITTER": 0.2,
+    "AUTO_DISABLE_AFTER_SECONDS": int(timedelta(days=5).total_seconds()),
+    "SECRET_ROTATION_GRACE_SECONDS": int(timedelta(hours=24).total_seconds()),
+    "LEASE_SECONDS": 60,
+    "SWEEP_INTERVAL_SECONDS": 5,
+    "SWEEP_BATCH_SIZE": 500,
+    "RESPONSE_BODY_LIMIT_BYTES": 8192,
+    # A retry due within this many seconds is enqueued with a Celery countdown (and kept leased);
+    # later ones wait in the database for the sweeper. Countdowns stay short on purpose: Redis
+    # redelivers unacknowledged countdown tasks only after its visibility timeout.
+    "SHORT_RETRY_MAX_SECONDS": 10,
+    # Dotted path of `resolve(host, port) -> list[str]`; tests point it at a fake resolver.
+    "RESOLVER": "webhooks.ssrf.system_resolve",
+}
+
+
+def webhook_setting(name: str):
+    return {**DEFAULTS, **getattr(settings, "WEBHOOKS", {})}[name]

@@ -1,0 +1,220 @@
+"""Fixtures of the webhook tests: a real HTTP receiver on 127.0.0.1 and a real Celery worker
+(with its embedded beat running the sweeper) on the test database and this run's Redis."""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ReceivedRequest:
+    method: str
+    path: str
+    headers: dict
+    body: bytes
+    received_at: float
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict | None = None
+    body: bytes = b"ok"
+    delay: float = 0.0
+
+
+class Receiver:
+    """Answers each POST with the next queued Reply (then `default`) and records every request."""
+
+    def __init__(self):
+        self.requests: list[ReceivedRequest] = []
+        self.replies: queue.Queue[Reply] = queue.Queue()
+        self.default = Reply()
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                with receiver.lock:
+                    receiver.requests.append(
+                        ReceivedRequest("POST", self.path, dict(self.headers.items()), body, time.monotonic())
+                    )
+                try:
+                    reply = receiver.replies.get_nowait()
+                except queue.Empty:
+                    reply = receiver.default
+                if reply.delay:
+                    time.sleep(reply.delay)
+                try:
+                    self.send_response(reply.status)
+                    for name, value in (reply.headers or {}).items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except OSError:
+                    pass  # the sender gave up (timeout test)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def reply(self, *replies: Reply) -> None:
+        for reply in replies:
+            self.replies.put(reply)
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[ReceivedRequest]:
+        wait_until(lambda: len(self.requests) >= count, timeout, f"{count} request(s) at the receiver")
+        return list(self.requests)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def wait_until(predicate, timeout: float = 20.0, what: str = "the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"Gave up waiting for {what} after {timeout:.0f} s")
+
+
+@pytest.fixture
+def receiver():
+    server = Receiver()
+    yield server
+    server.close()
+
+
+class Worker:
+    """`.venv/bin/celery -A config worker -B` in its own process group, on the test database."""
+
+    def __init__(self, database_url: str, overrides: dict):
+        self.database_url = database_url
+        self.overrides = overrides
+        self.process: subprocess.Popen | None = None
+        self.directory = tempfile.mkdtemp(prefix="webhook-worker-")
+        self.log_path = Path(self.directory) / "worker.log"
+
+    def start(self) -> "Worker":
+        from config.celery import app
+
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "webhooks.tests.worker_settings",
+            "DATABASE_URL": self.database_url,
+            "WEBHOOKS_TEST_OVERRIDES": json.dumps(self.overrides),
+            "CONN_MAX_AGE": "0",
+        }
+        self.name = f"webhooks-test-{os.getpid()}-{time.monotonic_ns()}@127.0.0.1"
+        command = [
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "-B",
+            "-s",
+            str(Path(self.directory) / "beat-schedule"),
+            "--pool=threads",
+            "--concurrency=4",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            self.name,
+            "-l",
+            "info",
+        ]
+        log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        wait_until(
+            lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=0.3),
+            30,
+            "the Celery worker to start",
+        )
+        if self.process.poll() is not None:
+            raise AssertionError("The Celery worker exited:\n" + self.log_path.read_text()[-3000:])
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker, its pool and its beat, with no warning."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def start_worker(transactional_db, settings):
+    """`start_worker()` runs a worker with this test's `settings.WEBHOOKS`; stopped at the end."""
+    import redis
+    from django.db import connection
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+    database = connection.settings_dict
+    database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    workers: list[Worker] = []
+
+    def start() -> Worker:
+        worker = Worker(database_url, dict(settings.WEBHOOKS)).start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+@pytest.fixture
+def fast_retries(settings):
+    """A shrunken retry schedule for the tests that wait for retries."""
+    settings.WEBHOOKS = {
+        **settings.WEBHOOKS,
+        "RETRY_SCHEDULE_SECONDS": [0.3, 0.3, 0.3],
+        "RETRY_JITTER": 0.0,
+        "LEASE_SECONDS": 3,
+        "SWEEP_INTERVAL_SECONDS": 0.5,
+        "TIMEOUT_SECONDS": 2.0,
+        "CONNECT_TIMEOUT_SECONDS": 2.0,
+    }
+    return settings.WEBHOOKS
