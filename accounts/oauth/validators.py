@@ -62,6 +62,15 @@ class ServiceOAuth2Validator(OAuth2Validator):
         request.grant_code_challenge_method = grant.code_challenge_method or None
         return True
 
+    def confirm_redirect_uri(self, client_id, code, redirect_uri, client, request, *args, **kwargs):
+        if super().confirm_redirect_uri(client_id, code, redirect_uri, client, request, *args, **kwargs):
+            return True
+        # RFC 6749 §5.2 names this invalid_grant; oauthlib would say invalid_request.
+        raise errors.InvalidGrantError(
+            description="redirect_uri does not match the one of the authorization request.",
+            request=request,
+        )
+
     def get_code_challenge(self, code, request):
         challenge = getattr(request, "grant_code_challenge", None)
         if challenge is None and request.code_verifier is not None:
