@@ -2,11 +2,14 @@ import secrets
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import ApiKey, User
+from accounts.models import ROLE_RANK, ApiKey, Membership, MembershipRole, Team, User
+from accounts.selectors import membership_rank
 from core.authentication import hash_api_key
+from core.exceptions import Conflict, Forbidden
 
 
 @transaction.atomic
@@ -32,3 +35,170 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     api_key.revoked_at = timezone.now()
     api_key.save(update_fields=["revoked_at"])
     return api_key
+
+
+# --- Teams and memberships (contract §4.2) ---------------------------------------------------------
+#
+# Every role rule lives here, not in the views. A team's rows are changed under a lock on the
+# team, so that two concurrent requests cannot both remove "one of two" owners and leave none.
+
+OWNER_RANK = ROLE_RANK[MembershipRole.OWNER]
+ADMIN_RANK = ROLE_RANK[MembershipRole.ADMIN]
+
+
+def _lock_team(team: Team) -> Team:
+    return Team.objects.select_for_update().get(pk=team.pk)
+
+
+def _is_last_accepted_owner(membership: Membership) -> bool:
+    if not (membership.accepted and membership.role == MembershipRole.OWNER):
+        return False
+    others = Membership.objects.filter(team_id=membership.team_id, accepted=True, role=MembershipRole.OWNER)
+    return not others.exclude(pk=membership.pk).exists()
+
+
+@transaction.atomic
+def team_create(
+    *, actor: User, name: str, slug: str, bio: str = "", logo: str = "", hide_branding: bool = False
+) -> Team:
+    """Make a team with the caller as its accepted OWNER, so that it never starts without one."""
+    if Team.objects.filter(slug=slug).exists():
+        raise Conflict(f"A team with the slug '{slug}' already exists.")
+    team = Team(name=name, slug=slug, bio=bio, logo=logo, hide_branding=hide_branding)
+    team.full_clean()
+    try:
+        with transaction.atomic():
+            team.save()
+    except IntegrityError:
+        raise Conflict(f"A team with the slug '{slug}' already exists.") from None
+    Membership.objects.create(user=actor, team=team, accepted=True, role=MembershipRole.OWNER)
+    return team
+
+
+@transaction.atomic
+def team_update(*, team: Team, actor: User, **fields) -> Team:
+    """Change a team's profile: accepted ADMINs and OWNERs only."""
+    team = _lock_team(team)
+    if membership_rank(user=actor, team=team) < ADMIN_RANK:
+        raise Forbidden("Only the team's admins and owners may change it.")
+    slug = fields.get("slug")
+    if slug is not None and Team.objects.filter(slug=slug).exclude(pk=team.pk).exists():
+        raise Conflict(f"A team with the slug '{slug}' already exists.")
+    for name, value in fields.items():
+        setattr(team, name, value)
+    team.full_clean()
+    team.save()
+    return team
+
+
+@transaction.atomic
+def team_delete(*, team: Team, actor: User) -> None:
+    """Delete a team with its memberships: accepted OWNERs only."""
+    team = _lock_team(team)
+    if membership_rank(user=actor, team=team) < OWNER_RANK:
+        raise Forbidden("Only the team's owners may delete it.")
+    team.delete()
+
+
+@transaction.atomic
+def membership_create(
+    *,
+    actor: User,
+    user_id: int,
+    team_id: int,
+    role: str = MembershipRole.MEMBER,
+    disable_impersonation: bool = False,
+    accepted: bool | None = None,
+) -> Membership:
+    """Invite `user` into `team`. The result is a pending invitation, which only the invited user
+    can accept, unless a system admin sets `accepted` (e.g. when migrating teams).
+
+    A team the caller has no membership of (not even an invitation) is reported as not existing,
+    like any hidden object."""
+    teams = Team.objects.filter(pk=team_id)
+    if not actor.is_system_admin:
+        teams = teams.filter(memberships__user=actor)
+    team = teams.first()
+    user = User.objects.filter(pk=user_id).first()
+    missing = {}
+    if team is None:
+        missing["teamId"] = [f"Team {team_id} does not exist."]
+    if user is None:
+        missing["userId"] = [f"User {user_id} does not exist."]
+    if missing:
+        raise ValidationError(missing)
+    team = _lock_team(team)
+    rank = membership_rank(user=actor, team=team)
+    if rank < ADMIN_RANK:
+        raise Forbidden("Only the team's admins and owners may add members.")
+    if role == MembershipRole.OWNER and rank < OWNER_RANK:
+        raise Forbidden("Only an owner may grant the OWNER role.")
+    if accepted is not None and not actor.is_system_admin:
+        raise Forbidden("Only system administrators may set 'accepted'; the invited user accepts.")
+    if Membership.objects.filter(user=user, team=team).exists():
+        raise Conflict(f"User {user.pk} is already a member of (or invited to) team {team.pk}.")
+    membership = Membership(
+        user=user, team=team, role=role, disable_impersonation=disable_impersonation, accepted=bool(accepted)
+    )
+    membership.full_clean()
+    membership.save()
+    return membership
+
+
+@transaction.atomic
+def membership_update(
+    *,
+    membership: Membership,
+    actor: User,
+    accepted: bool | None = None,
+    role: str | None = None,
+    disable_impersonation: bool | None = None,
+) -> Membership:
+    """Accept an invitation, change a role or the impersonation switch, each with its own rule:
+
+    - `accepted`: only the invited user, and only to `true` (leaving is a DELETE);
+    - `role`: accepted ADMINs/OWNERs; only an OWNER grants or takes away OWNER (so an ADMIN can
+      never change an OWNER); the last accepted OWNER cannot be demoted (409);
+    - `disable_impersonation`: only the member themselves.
+    """
+    _lock_team(membership.team)
+    membership = Membership.objects.select_for_update().get(pk=membership.pk)
+    is_self = membership.user_id == actor.pk
+    if accepted is not None:
+        if not is_self:
+            raise Forbidden("Only the invited user may accept an invitation.")
+        if accepted is not True:
+            raise ValidationError(
+                {"accepted": ["An invitation can only be accepted; to leave, delete the membership."]}
+            )
+        membership.accepted = True
+    if disable_impersonation is not None:
+        if not is_self:
+            raise Forbidden("Only the member may change their own impersonation setting.")
+        membership.disable_impersonation = disable_impersonation
+    if role is not None and role != membership.role:
+        rank = membership_rank(user=actor, team=membership.team)
+        if rank < ADMIN_RANK:
+            raise Forbidden("Only the team's admins and owners may change roles.")
+        if MembershipRole.OWNER in (role, membership.role) and rank < OWNER_RANK:
+            raise Forbidden("Only an owner may grant or take away the OWNER role.")
+        if membership.role == MembershipRole.OWNER and _is_last_accepted_owner(membership):
+            raise Conflict("The team's last accepted owner cannot be demoted; make someone else owner first.")
+        membership.role = role
+    membership.full_clean()
+    membership.save()
+    return membership
+
+
+@transaction.atomic
+def membership_delete(*, membership: Membership, actor: User) -> None:
+    """A member may leave; anyone else's role must outrank the target's. A team always keeps an
+    accepted OWNER, whoever asks (409)."""
+    _lock_team(membership.team)
+    membership = Membership.objects.select_for_update().get(pk=membership.pk)
+    if membership.user_id != actor.pk:
+        if membership_rank(user=actor, team=membership.team) <= ROLE_RANK[MembershipRole(membership.role)]:
+            raise Forbidden("Your role in this team must outrank the member's to remove them.")
+    if _is_last_accepted_owner(membership):
+        raise Conflict("The team's last accepted owner cannot be removed; make someone else owner first.")
+    membership.delete()

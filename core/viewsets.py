@@ -50,6 +50,7 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
+from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
@@ -63,7 +64,28 @@ class ResourceRouter(SimpleRouter):
         super().__init__(trailing_slash="")
 
 
-class ResourceViewSet(GenericViewSet):
+class RateLimitFirstMixin:
+    """DRF checks permissions before throttles; the rate limit goes first so that a refused scope
+    still counts against (and reports) the credential's budget."""
+
+    def initial(self, request, *args, **kwargs):
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        neg = self.perform_content_negotiation(request)
+        request.accepted_renderer, request.accepted_media_type = neg
+        version, scheme = self.determine_version(request, *args, **kwargs)
+        request.version, request.versioning_scheme = version, scheme
+        self.perform_authentication(request)
+        self.check_throttles(request)
+        self.check_permissions(request)
+
+
+class ResourceAPIView(RateLimitFirstMixin, APIView):
+    """For endpoints that are not a collection (`/me`): same auth, scopes and rate limit."""
+
+    scopes: dict[str, str] = {}
+
+
+class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     scopes: dict[str, str] = {}
     envelope_singular: str = ""
     envelope_plural: str = ""
@@ -95,18 +117,6 @@ class ResourceViewSet(GenericViewSet):
         return user_ids
 
     # --- plumbing ----------------------------------------------------------------------------
-
-    def initial(self, request, *args, **kwargs):
-        # DRF checks permissions before throttles; the rate limit goes first so that a refused
-        # scope still counts against (and reports) the credential's budget.
-        self.format_kwarg = self.get_format_suffix(**kwargs)
-        neg = self.perform_content_negotiation(request)
-        request.accepted_renderer, request.accepted_media_type = neg
-        version, scheme = self.determine_version(request, *args, **kwargs)
-        request.version, request.versioning_scheme = version, scheme
-        self.perform_authentication(request)
-        self.check_throttles(request)
-        self.check_permissions(request)
 
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
@@ -214,6 +224,8 @@ class DestroyModelMixin:
 
 
 __all__ = [
+    "RateLimitFirstMixin",
+    "ResourceAPIView",
     "CreateModelMixin",
     "DestroyModelMixin",
     "ListModelMixin",

@@ -1,0 +1,42 @@
+"""Reads of teams and memberships: who may see which (contract §4.2)."""
+
+from django.db.models import Q, QuerySet
+
+from accounts.models import ROLE_RANK, Membership, MembershipRole, Team, User
+
+
+def _accepted_team_ids(user: User):
+    return Membership.objects.filter(user=user, accepted=True).values("team_id")
+
+
+def team_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[Team]:
+    """Teams where the caller is an accepted member; a system admin sees all (narrowed by members)."""
+    queryset = Team.objects.all()
+    if not user.is_system_admin:
+        queryset = queryset.filter(pk__in=_accepted_team_ids(user))
+    if user_ids is not None:
+        queryset = queryset.filter(pk__in=Membership.objects.filter(user_id__in=user_ids).values("team_id"))
+    return queryset.order_by("id")
+
+
+def membership_list(
+    *, user: User, user_ids: list[int] | None = None, team_id: int | None = None
+) -> QuerySet[Membership]:
+    """Memberships of every team where the caller is an accepted member, plus the caller's own
+    (pending invitations included); a system admin sees all. One query with user and team."""
+    queryset = Membership.objects.select_related("user", "team")
+    if not user.is_system_admin:
+        queryset = queryset.filter(Q(team_id__in=_accepted_team_ids(user)) | Q(user=user))
+    if user_ids is not None:
+        queryset = queryset.filter(user_id__in=user_ids)
+    if team_id is not None:
+        queryset = queryset.filter(team_id=team_id)
+    return queryset.order_by("id")
+
+
+def membership_rank(*, user: User, team: Team) -> int:
+    """The caller's power in the team: 0 unless an accepted member. System admins rank above OWNER."""
+    if user.is_system_admin:
+        return ROLE_RANK[MembershipRole.OWNER] + 1
+    role = Membership.objects.filter(user=user, team=team, accepted=True).values_list("role", flat=True).first()
+    return ROLE_RANK[MembershipRole(role)] if role else 0

@@ -1,0 +1,116 @@
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from accounts.selectors import membership_list, team_list
+from accounts.serializers import (
+    MembershipCreateSerializer,
+    MembershipSerializer,
+    MembershipUpdateSerializer,
+    MeSerializer,
+    TeamSerializer,
+    TeamUpdateSerializer,
+)
+from accounts.services import (
+    membership_create,
+    membership_delete,
+    membership_update,
+    team_create,
+    team_delete,
+    team_update,
+)
+from core.exceptions import ApplicationError
+from core.viewsets import (
+    CreateModelMixin,
+    DestroyModelMixin,
+    ListModelMixin,
+    ResourceAPIView,
+    ResourceViewSet,
+    RetrieveModelMixin,
+    UpdateModelMixin,
+)
+
+MEMBERSHIP_SCOPES = {
+    "GET": "READ_MEMBERSHIP",
+    "POST": "WRITE_MEMBERSHIP",
+    "PATCH": "WRITE_MEMBERSHIP",
+    "DELETE": "WRITE_MEMBERSHIP",
+}
+
+
+class MeView(ResourceAPIView):
+    """The signed-in user's profile."""
+
+    scopes = {"GET": "READ_PROFILE"}
+
+    def get(self, request):
+        return Response({"user": MeSerializer(request.user).data})
+
+
+class TeamViewSet(
+    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+):
+    scopes = MEMBERSHIP_SCOPES
+    envelope_singular = "team"
+    envelope_plural = "teams"
+    serializer_class = TeamSerializer
+    update_serializer_class = TeamUpdateSerializer
+
+    def get_queryset(self):
+        user_ids = self.requested_user_ids() if self.action == "list" else None
+        return team_list(user=self.request.user, user_ids=user_ids)
+
+    def perform_create(self, data):
+        return team_create(actor=self.request.user, **data)
+
+    def perform_update(self, instance, data):
+        return team_update(team=instance, actor=self.request.user, **data)
+
+    def perform_destroy(self, instance):
+        team_delete(team=instance, actor=self.request.user)
+
+
+class MembershipViewSet(
+    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+):
+    """Path ids are `{userId}_{teamId}`."""
+
+    scopes = MEMBERSHIP_SCOPES
+    envelope_singular = "membership"
+    envelope_plural = "memberships"
+    serializer_class = MembershipSerializer
+    input_serializer_class = MembershipCreateSerializer
+    update_serializer_class = MembershipUpdateSerializer
+    lookup_value_regex = r"[^/]+"
+
+    def get_queryset(self):
+        if self.action != "list":
+            return membership_list(user=self.request.user)
+        team_id = self.request.query_params.get("teamId")
+        if team_id is not None and not team_id.isdigit():
+            raise ValidationError({"teamId": [f"'{team_id}' is not an integer."]})
+        return membership_list(
+            user=self.request.user,
+            user_ids=self.requested_user_ids(),
+            team_id=int(team_id) if team_id is not None else None,
+        )
+
+    def lookup_object(self, queryset, lookup):
+        user_id, separator, team_id = lookup.partition("_")
+        if not (separator and user_id.isdigit() and team_id.isdigit()):
+            raise ApplicationError(
+                f"'{lookup}' is not a membership id; use {{userId}}_{{teamId}}, e.g. 12_3.",
+                errors={"id": ["Expected {userId}_{teamId}."]},
+            )
+        return queryset.filter(user_id=int(user_id), team_id=int(team_id)).first()
+
+    def location_id(self, instance) -> str:
+        return f"{instance.user_id}_{instance.team_id}"
+
+    def perform_create(self, data):
+        return membership_create(actor=self.request.user, **data)
+
+    def perform_update(self, instance, data):
+        return membership_update(membership=instance, actor=self.request.user, **data)
+
+    def perform_destroy(self, instance):
+        membership_delete(membership=instance, actor=self.request.user)
