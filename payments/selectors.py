@@ -1,0 +1,29 @@
+"""Reads of payments: only those of bookings the caller organises (contract §4.3)."""
+
+from django.db.models import QuerySet
+
+from accounts.models import User
+from payments.models import Payment
+
+
+def payment_list(
+    *,
+    user: User,
+    user_ids: list[int] | None = None,
+    booking_id: int | None = None,
+    success: bool | None = None,
+    refunded: bool | None = None,
+) -> QuerySet[Payment]:
+    """One query with the app and the booking; a system admin sees all (narrowed by organizer)."""
+    queryset = Payment.objects.select_related("app", "booking")
+    if not user.is_system_admin:
+        queryset = queryset.filter(booking__organizer=user)
+    if user_ids is not None:
+        queryset = queryset.filter(booking__organizer_id__in=user_ids)
+    if booking_id is not None:
+        queryset = queryset.filter(booking_id=booking_id)
+    if success is not None:
+        queryset = queryset.filter(success=success)
+    if refunded is not None:
+        queryset = queryset.filter(refunded=refunded)
+    return queryset.order_by("id")
