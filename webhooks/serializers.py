@@ -1,0 +1,162 @@
+"""Wire shapes of webhooks (contract §4.5), deliveries and attempts."""
+
+from rest_framework import serializers
+
+from core.serializers import (
+    ApiSerializer,
+    CompactAppSerializer,
+    CompactEventTypeSerializer,
+    CompactTeamSerializer,
+    CompactUserSerializer,
+)
+from webhooks.samples import iso_z
+
+
+class ScheduledTriggerSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    trigger_event = serializers.CharField(read_only=True)
+    booking_id = serializers.IntegerField(read_only=True)
+    start_after = serializers.SerializerMethodField()
+
+    def get_start_after(self, trigger) -> str:
+        return iso_z(trigger.start_after)
+
+
+class CompactOAuthClientSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    client_id = serializers.CharField(read_only=True)
+
+
+class WebhookSerializer(ApiSerializer):
+    """`secret` is the clear secret only in the response that created or set it (context
+    `reveal_secret`); everywhere else it is null and `hasSecret` says whether there is one."""
+
+    id = serializers.UUIDField(read_only=True)
+    user_id = serializers.IntegerField(read_only=True, allow_null=True)
+    team_id = serializers.IntegerField(read_only=True, allow_null=True)
+    event_type_id = serializers.IntegerField(read_only=True, allow_null=True)
+    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - the contract's spelling
+        source="platform_oauth_client_id", read_only=True, allow_null=True
+    )
+    subscriber_url = serializers.CharField(read_only=True)
+    payload_template = serializers.SerializerMethodField()
+    created_at = serializers.SerializerMethodField()
+    active = serializers.BooleanField(read_only=True)
+    disabled_reason = serializers.SerializerMethodField()
+    event_triggers = serializers.ListField(child=serializers.CharField(), read_only=True)
+    app_id = serializers.CharField(read_only=True, allow_null=True)
+    secret = serializers.SerializerMethodField()
+    has_secret = serializers.SerializerMethodField()
+    previous_secret_expires_at = serializers.SerializerMethodField()
+    platform = serializers.BooleanField(read_only=True)
+    user = CompactUserSerializer(read_only=True, allow_null=True)
+    team = CompactTeamSerializer(read_only=True, allow_null=True)
+    event_type = CompactEventTypeSerializer(read_only=True, allow_null=True)
+    platformOAuthClient = CompactOAuthClientSerializer(  # noqa: N815 - the contract's spelling
+        source="platform_oauth_client", read_only=True, allow_null=True
+    )
+    app = CompactAppSerializer(read_only=True, allow_null=True)
+    scheduled_triggers = ScheduledTriggerSerializer(many=True, read_only=True)
+
+    def get_payload_template(self, webhook) -> str | None:
+        return webhook.payload_template or None
+
+    def get_created_at(self, webhook) -> str:
+        return iso_z(webhook.created_at)
+
+    def get_disabled_reason(self, webhook) -> str | None:
+        return webhook.disabled_reason or None
+
+    def get_secret(self, webhook) -> str | None:
+        return webhook.secret if self.context.get("reveal_secret") and webhook.secret else None
+
+    def get_has_secret(self, webhook) -> bool:
+        return bool(webhook.secret)
+
+    def get_previous_secret_expires_at(self, webhook) -> str | None:
+        if not webhook.previous_secret:
+            return None
+        return iso_z(webhook.previous_secret_expires_at)
+
+
+class WebhookCreateSerializer(ApiSerializer):
+    subscriber_url = serializers.CharField(max_length=2048)
+    event_triggers = serializers.ListField(child=serializers.CharField(max_length=40), allow_empty=False)
+    payload_template = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=65536)
+    active = serializers.BooleanField(required=False, default=True)
+    secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    user_id = serializers.IntegerField(required=False, allow_null=True)
+    team_id = serializers.IntegerField(required=False, allow_null=True)
+    event_type_id = serializers.IntegerField(required=False, allow_null=True)
+    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - the contract's spelling
+        source="platform_oauth_client_id", required=False, allow_null=True
+    )
+    app_id = serializers.CharField(required=False, allow_null=True, max_length=100)
+
+
+class WebhookUpdateSerializer(ApiSerializer):
+    subscriber_url = serializers.CharField(max_length=2048, required=False)
+    event_triggers = serializers.ListField(
+        child=serializers.CharField(max_length=40), allow_empty=False, required=False
+    )
+    payload_template = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=65536)
+    active = serializers.BooleanField(required=False)
+    secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+
+
+class EmptyBodySerializer(ApiSerializer):
+    """For POST actions that take no body: any key is an unknown field."""
+
+
+class DeliveryAttemptSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    attempt_number = serializers.IntegerField(read_only=True)
+    attempted_at = serializers.SerializerMethodField()
+    duration_ms = serializers.IntegerField(read_only=True)
+    request_url = serializers.CharField(read_only=True)
+    request_headers = serializers.DictField(read_only=True)
+    response_status = serializers.IntegerField(read_only=True, allow_null=True)
+    response_headers = serializers.DictField(read_only=True)
+    response_body = serializers.CharField(read_only=True)
+    error_class = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+
+    def get_attempted_at(self, attempt) -> str:
+        return iso_z(attempt.attempted_at)
+
+    def get_error_class(self, attempt) -> str | None:
+        return attempt.error_class or None
+
+    def get_error(self, attempt) -> str | None:
+        return attempt.error_message or None
+
+
+class DeliverySerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    webhook_id = serializers.UUIDField(read_only=True)
+    trigger_event = serializers.CharField(read_only=True)
+    message_id = serializers.CharField(read_only=True, help_text="The Standard Webhooks `webhook-id`.")
+    status = serializers.CharField(read_only=True)
+    attempt_count = serializers.IntegerField(source="attempts", read_only=True)
+    next_attempt_at = serializers.SerializerMethodField()
+    last_attempt_at = serializers.SerializerMethodField()
+    delivered_at = serializers.SerializerMethodField()
+    created_at = serializers.SerializerMethodField()
+    payload = serializers.JSONField(read_only=True)
+
+    def get_next_attempt_at(self, delivery) -> str | None:
+        return iso_z(delivery.next_attempt_at)
+
+    def get_last_attempt_at(self, delivery) -> str | None:
+        return iso_z(delivery.last_attempt_at)
+
+    def get_delivered_at(self, delivery) -> str | None:
+        return iso_z(delivery.delivered_at)
+
+    def get_created_at(self, delivery) -> str:
+        return iso_z(delivery.event_created_at)
+
+
+class DeliveryDetailSerializer(DeliverySerializer):
+    attempts = DeliveryAttemptSerializer(source="attempt_log", many=True, read_only=True)
