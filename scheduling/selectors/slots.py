@@ -1,0 +1,105 @@
+"""The database side of slot computation: load a schedule and the host's busy time, then hand
+them to the pure `scheduling.slots` functions."""
+
+from datetime import datetime, timedelta
+
+from accounts.models import User
+from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
+from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, group_by_day
+
+BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
+
+
+def event_type_host(event_type: EventType) -> User | None:
+    """Who is booked: the owner, or for a team event type the owner of its schedule."""
+    if event_type.owner_id is not None:
+        return event_type.owner
+    return event_type.schedule.user if event_type.schedule_id is not None else None
+
+
+def event_type_schedule(event_type: EventType) -> Schedule | None:
+    if event_type.schedule_id is not None:
+        return event_type.schedule
+    host = event_type_host(event_type)
+    return host.default_schedule if host is not None and host.default_schedule_id is not None else None
+
+
+def _rules(schedule: Schedule, first_day, last_day) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
+    weekly, overrides = [], []
+    rows = Availability.objects.filter(schedule=schedule).exclude(date__lt=first_day).exclude(date__gt=last_day)
+    for row in rows:
+        if row.date is None:
+            weekly.append(WeeklyRule(days=frozenset(row.days), start=row.start_time, end=row.end_time))
+        else:
+            overrides.append(DateOverride(date=row.date, start=row.start_time, end=row.end_time))
+    return tuple(weekly), tuple(overrides)
+
+
+def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
+    """The host's accepted and pending bookings near [start, end), each widened by its own buffers."""
+    bookings = Booking.objects.filter(
+        organizer=host, status__in=BLOCKING_STATUSES, start_time__lt=end, end_time__gt=start
+    ).values_list("start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer")
+    if exclude_booking_id is not None:
+        bookings = bookings.exclude(pk=exclude_booking_id)
+    return tuple(
+        (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
+        for booking_start, booking_end, before, after in bookings
+    )
+
+
+def slot_request_for(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+) -> SlotRequest | None:
+    """Everything `free_slots` needs, or None when the event type has no host or no schedule."""
+    host = event_type_host(event_type)
+    schedule = event_type_schedule(event_type)
+    if host is None or schedule is None:
+        return None
+    # A day of margin: windows are built per local day, and existing bookings' buffers reach out.
+    margin = timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer)
+    margin += timedelta(minutes=event_type.after_event_buffer)
+    weekly, overrides = _rules(schedule, (range_start - margin).date(), (range_end + margin).date())
+    return SlotRequest(
+        time_zone=schedule.time_zone,
+        weekly_rules=weekly,
+        overrides=overrides,
+        length=event_type.length,
+        interval=event_type.slot_interval,
+        minimum_notice=event_type.minimum_booking_notice,
+        before_buffer=event_type.before_event_buffer,
+        after_buffer=event_type.after_event_buffer,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+        busy=_busy(host, range_start - margin, range_end + margin, exclude_booking_id),
+    )
+
+
+def available_slots(
+    *, event_type: EventType, range_start: datetime, range_end: datetime, time_zone: str, now: datetime
+) -> dict[str, list[dict[str, str]]]:
+    """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}` grouped in `time_zone`."""
+    request = slot_request_for(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
+    if request is None:
+        return {}
+    return group_by_day(free_slots(request), time_zone)
+
+
+def slot_is_offered(
+    *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None
+) -> bool:
+    """Whether `start` is exactly a slot that GET /slots offers (ignoring `exclude_booking_id`)."""
+    request = slot_request_for(
+        event_type=event_type,
+        range_start=start,
+        range_end=start + timedelta(minutes=1),
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+    )
+    return request is not None and start in free_slots(request)

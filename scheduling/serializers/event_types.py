@@ -1,0 +1,65 @@
+"""Event types on the wire."""
+
+from rest_framework import serializers
+
+from core.serializers import ApiSerializer
+
+MINUTES_PER_DAY = 24 * 60
+MINUTES_PER_YEAR = 365 * MINUTES_PER_DAY
+MAX_PRICE = 2**31 - 1
+
+
+class EventTypeSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    user_id = serializers.IntegerField(source="owner_id", read_only=True, allow_null=True)
+    team_id = serializers.IntegerField(read_only=True, allow_null=True)
+    title = serializers.CharField(read_only=True)
+    slug = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    length = serializers.IntegerField(read_only=True)
+    hidden = serializers.BooleanField(read_only=True)
+    schedule_id = serializers.IntegerField(read_only=True, allow_null=True)
+    price = serializers.IntegerField(read_only=True)
+    currency = serializers.CharField(read_only=True)
+    requires_confirmation = serializers.BooleanField(read_only=True)
+    minimum_booking_notice = serializers.IntegerField(read_only=True)
+    before_event_buffer = serializers.IntegerField(read_only=True)
+    after_event_buffer = serializers.IntegerField(read_only=True)
+    slot_interval = serializers.IntegerField(read_only=True, allow_null=True)
+
+
+class CurrencyField(serializers.RegexField):
+    """ISO 4217, stored and shown in lower case; `USD` is accepted and normalised."""
+
+    def __init__(self, **kwargs):
+        super().__init__(r"^[A-Za-z]{3}$", max_length=3, **kwargs)
+        self.error_messages["invalid"] = "Must be a three-letter ISO 4217 code, such as 'usd'."
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(data).lower()
+
+
+class EventTypeCreateSerializer(ApiSerializer):
+    title = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+    length = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, help_text="Minutes.")
+    hidden = serializers.BooleanField(required=False)
+    schedule_id = serializers.IntegerField(required=False, allow_null=True)
+    team_id = serializers.IntegerField(required=False, allow_null=True)
+    price = serializers.IntegerField(required=False, min_value=0, max_value=MAX_PRICE, help_text="Minor units.")
+    currency = CurrencyField(required=False)
+    requires_confirmation = serializers.BooleanField(required=False)
+    minimum_booking_notice = serializers.IntegerField(required=False, min_value=0, max_value=MINUTES_PER_YEAR)
+    before_event_buffer = serializers.IntegerField(required=False, min_value=0, max_value=MINUTES_PER_DAY)
+    after_event_buffer = serializers.IntegerField(required=False, min_value=0, max_value=MINUTES_PER_DAY)
+    slot_interval = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MINUTES_PER_DAY)
+
+
+class EventTypeUpdateSerializer(EventTypeCreateSerializer):
+    """Every field optional; the owner (`teamId`) cannot change."""
+
+    title = serializers.CharField(max_length=200, required=False)
+    slug = serializers.SlugField(max_length=200, required=False)
+    length = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, required=False)
+    team_id = serializers.IntegerField(read_only=True)

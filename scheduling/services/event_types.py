@@ -1,0 +1,101 @@
+"""Writes on event types. Who may write: the owner of a personal event type, an accepted ADMIN or
+OWNER of the team of a team event type, and system admins."""
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from accounts.models import Team, User
+from core.exceptions import Conflict, Forbidden
+from scheduling.models import EventType, Schedule
+from scheduling.selectors.event_types import user_is_team_member, user_manages_team
+
+EDITABLE_FIELDS = (
+    "title",
+    "slug",
+    "description",
+    "length",
+    "hidden",
+    "price",
+    "currency",
+    "requires_confirmation",
+    "minimum_booking_notice",
+    "before_event_buffer",
+    "after_event_buffer",
+    "slot_interval",
+)
+
+
+def _check_can_manage(*, actor: User, event_type: EventType) -> None:
+    if actor.is_system_admin:
+        return
+    if event_type.team_id is not None and not user_manages_team(user=actor, team_id=event_type.team_id):
+        raise Forbidden(f"Only an admin or owner of team {event_type.team_id} may change its event types.")
+    if event_type.team_id is None and event_type.owner_id != actor.pk:
+        raise Forbidden("Only the owner may change this event type.")
+
+
+def _schedule_for(*, actor: User, event_type: EventType, schedule_id: int | None) -> Schedule | None:
+    """The schedule must be the caller's (or, for an admin editing someone's event type, the owner's)."""
+    if schedule_id is None:
+        return None
+    allowed_users = {actor.pk, event_type.owner_id} - {None}
+    schedule = Schedule.objects.filter(pk=schedule_id, user_id__in=allowed_users).first()
+    if schedule is None:
+        raise ValidationError({"scheduleId": f"Schedule {schedule_id} does not exist."})
+    return schedule
+
+
+def _check_slug_free(event_type: EventType) -> None:
+    owners = EventType.objects.filter(slug=event_type.slug).exclude(pk=event_type.pk)
+    if event_type.team_id is not None:
+        taken = owners.filter(team_id=event_type.team_id).exists()
+    else:
+        taken = owners.filter(owner_id=event_type.owner_id).exists()
+    if taken:
+        raise Conflict(f"An event type with slug '{event_type.slug}' already exists for this owner.")
+
+
+def _save(event_type: EventType) -> EventType:
+    _check_slug_free(event_type)
+    event_type.full_clean()
+    try:
+        with transaction.atomic():
+            event_type.save()
+    except IntegrityError as error:
+        # Two requests raced for one slug: the unique constraint decides.
+        raise Conflict(f"An event type with slug '{event_type.slug}' already exists for this owner.") from error
+    return event_type
+
+
+@transaction.atomic
+def event_type_create(*, user: User, team_id: int | None = None, schedule_id: int | None = None, **fields) -> EventType:
+    """A personal event type of `user`, or with `team_id` one of that team (caller ADMIN/OWNER)."""
+    event_type = EventType(owner=None if team_id is not None else user, team_id=team_id, **fields)
+    if team_id is not None and not user.is_system_admin:
+        if not user_is_team_member(user=user, team_id=team_id):
+            raise ValidationError({"teamId": f"Team {team_id} does not exist."})
+        if not user_manages_team(user=user, team_id=team_id):
+            raise Forbidden(f"Only an admin or owner of team {team_id} may create its event types.")
+    elif team_id is not None and not Team.objects.filter(pk=team_id).exists():
+        raise ValidationError({"teamId": f"Team {team_id} does not exist."})
+    event_type.schedule = _schedule_for(actor=user, event_type=event_type, schedule_id=schedule_id)
+    return _save(event_type)
+
+
+@transaction.atomic
+def event_type_update(*, event_type: EventType, actor: User, **fields) -> EventType:
+    _check_can_manage(actor=actor, event_type=event_type)
+    if "schedule_id" in fields:
+        event_type.schedule = _schedule_for(actor=actor, event_type=event_type, schedule_id=fields.pop("schedule_id"))
+    for name, value in fields.items():
+        if name not in EDITABLE_FIELDS:
+            raise ValidationError({name: "This field cannot be changed."})
+        setattr(event_type, name, value)
+    return _save(event_type)
+
+
+@transaction.atomic
+def event_type_delete(*, event_type: EventType, actor: User) -> None:
+    """Existing bookings stay (their `eventTypeId` becomes null); they are history."""
+    _check_can_manage(actor=actor, event_type=event_type)
+    event_type.delete()

@@ -1,0 +1,498 @@
+"""Bookings over the API: create, list, get, reschedule, confirm/reject, cancel."""
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.utils import timezone
+
+from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from payments.models import Payment
+from scheduling.models import Booking, BookingStatus
+from scheduling.tests.factories import BookingFactory, EventTypeFactory
+
+pytestmark = pytest.mark.django_db
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def monday_ahead(weeks: int = 2) -> date:
+    today = timezone.now().astimezone(BERLIN).date()
+    return today + timedelta(days=(7 - today.weekday()) % 7 + 7 * weeks)
+
+
+def berlin(day: date, hour: int, minute: int = 0) -> datetime:
+    return datetime.combine(day, time(hour, minute), tzinfo=BERLIN)
+
+
+def z(value: datetime) -> str:
+    return value.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def bearer(raw: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
+def organizer():
+    return UserFactory(time_zone="Europe/Berlin")
+
+
+@pytest.fixture
+def key(organizer):
+    return ApiKeyFactory(user=organizer).raw_key
+
+
+@pytest.fixture
+def event_type(organizer):
+    return EventTypeFactory(owner=organizer, length=30)
+
+
+def booking_body(event_type, when: datetime, **extra) -> dict:
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": when.isoformat(),
+        "name": "Grace Hopper",
+        "email": "grace@example.org",
+        "timeZone": "America/New_York",
+    }
+    body.update(extra)
+    return body
+
+
+def test_create_booking_in_an_offered_slot(api_client, key, event_type, organizer):
+    start = berlin(monday_ahead(), 10)
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    booking = body["booking"]
+    assert body["message"] == "Booking created successfully"
+    assert response["Location"].endswith(f"/v1/bookings/{booking['id']}")
+    assert booking["startTime"] == z(start)
+    assert booking["endTime"] == z(start + timedelta(minutes=30))
+    assert booking["status"] == "ACCEPTED"
+    assert booking["userId"] == organizer.pk
+    assert booking["eventTypeId"] == event_type.pk
+    assert booking["attendees"] == [
+        {
+            "id": booking["attendees"][0]["id"],
+            "name": "Grace Hopper",
+            "email": "grace@example.org",
+            "timeZone": "America/New_York",
+        }
+    ]
+    assert Booking.objects.get(pk=booking["id"]).organizer == organizer
+
+
+def test_create_booking_accepts_any_offset_and_normalises_to_utc(api_client, key, event_type):
+    start = berlin(monday_ahead(), 11).astimezone(ZoneInfo("Asia/Kathmandu"))
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 201
+    assert response.json()["booking"]["startTime"] == z(start)
+
+
+def test_booking_outside_availability_is_a_conflict_and_stores_nothing(api_client, key, event_type):
+    start = berlin(monday_ahead(), 18)
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 409
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "conflict"
+    assert not Booking.objects.exists()
+
+
+def test_booking_off_the_slot_grid_is_a_conflict(api_client, key, event_type):
+    start = berlin(monday_ahead(), 10, 10)
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 409
+    assert not Booking.objects.exists()
+
+
+def test_booking_an_already_booked_slot_is_a_conflict(api_client, key, event_type, organizer):
+    start = berlin(monday_ahead(), 10)
+    BookingFactory(organizer=organizer, event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30))
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 409
+    assert Booking.objects.count() == 1
+
+
+def test_booking_inside_minimum_notice_is_a_conflict(api_client, key, organizer):
+    event_type = EventTypeFactory(owner=organizer, minimum_booking_notice=60 * 24 * 30)
+    start = berlin(monday_ahead(weeks=1), 10)
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 409
+    assert not Booking.objects.exists()
+
+
+def test_end_other_than_start_plus_length_is_a_validation_error(api_client, key, event_type):
+    start = berlin(monday_ahead(), 10)
+    body = booking_body(event_type, start, end=(start + timedelta(minutes=45)).isoformat())
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert "end" in response.json()["errors"]
+    assert not Booking.objects.exists()
+
+
+def test_end_equal_to_start_plus_length_is_accepted(api_client, key, event_type):
+    start = berlin(monday_ahead(), 10)
+    body = booking_body(event_type, start, end=(start + timedelta(minutes=30)).isoformat())
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("timeZone", "Mars/Olympus_Mons"), ("email", "not-an-email"), ("start", "next tuesday"), ("metadata", [1])],
+)
+def test_invalid_booking_field_is_a_400_naming_it(api_client, key, event_type, field, value):
+    body = booking_body(event_type, berlin(monday_ahead(), 10), **{field: value})
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+    assert not Booking.objects.exists()
+
+
+def test_invalid_time_zone_error_names_the_value(api_client, key, event_type):
+    body = booking_body(event_type, berlin(monday_ahead(), 10), timeZone="Mars/Olympus_Mons")
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert "Mars/Olympus_Mons" in response.json()["errors"]["timeZone"][0]
+
+
+def test_unknown_and_read_only_fields_are_refused(api_client, key, event_type):
+    body = booking_body(event_type, berlin(monday_ahead(), 10), status="ACCEPTED", colour="red")
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"status", "colour"}
+    assert not Booking.objects.exists()
+
+
+def test_missing_attendee_fields_are_required(api_client, key, event_type):
+    response = api_client.post(
+        "/v1/bookings",
+        {"eventTypeId": event_type.pk, "start": berlin(monday_ahead(), 10).isoformat()},
+        format="json",
+        **bearer(key),
+    )
+    assert response.status_code == 400
+    assert {"name", "email", "timeZone"} <= set(response.json()["errors"])
+
+
+def test_booking_a_hidden_event_type_of_someone_else_is_refused(api_client, key):
+    hidden = EventTypeFactory(hidden=True)
+    body = booking_body(hidden, berlin(monday_ahead(), 10))
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert "eventTypeId" in response.json()["errors"]
+    assert not Booking.objects.exists()
+
+
+def test_anyone_may_book_a_public_event_type_and_the_owner_is_the_organizer(api_client, event_type, organizer):
+    stranger_key = ApiKeyFactory().raw_key
+    response = api_client.post(
+        "/v1/bookings", booking_body(event_type, berlin(monday_ahead(), 10)), format="json", **bearer(stranger_key)
+    )
+    assert response.status_code == 201
+    assert Booking.objects.get().organizer == organizer
+
+
+def test_requires_confirmation_makes_the_booking_pending(api_client, key, organizer):
+    event_type = EventTypeFactory(owner=organizer, requires_confirmation=True)
+    response = api_client.post(
+        "/v1/bookings", booking_body(event_type, berlin(monday_ahead(), 10)), format="json", **bearer(key)
+    )
+    assert response.json()["booking"]["status"] == "PENDING"
+
+
+def test_paid_event_type_creates_an_unpaid_payment(api_client, key, organizer):
+    event_type = EventTypeFactory(owner=organizer, price=4500, currency="eur")
+    response = api_client.post(
+        "/v1/bookings", booking_body(event_type, berlin(monday_ahead(), 10)), format="json", **bearer(key)
+    )
+    payment = Payment.objects.get()
+    assert payment.booking_id == response.json()["booking"]["id"]
+    assert (payment.amount, payment.currency, payment.success, payment.payment_option) == (
+        4500,
+        "eur",
+        False,
+        "ON_BOOKING",
+    )
+    assert payment.app.slug == "stripe"
+
+
+def test_write_needs_write_booking_scope(api_client, organizer, event_type):
+    token = AccessTokenFactory(user=organizer, scope="READ_BOOKING").raw_token
+    response = api_client.post(
+        "/v1/bookings", booking_body(event_type, berlin(monday_ahead(), 10)), format="json", **bearer(token)
+    )
+    assert response.status_code == 403
+    assert response.json()["code"] == "insufficient_scope"
+    assert not Booking.objects.exists()
+
+
+# --- list and get ------------------------------------------------------------------------------
+
+
+def test_list_accepts_api_key_in_query_and_bearer_token(api_client, organizer, event_type):
+    booking = BookingFactory(organizer=organizer, event_type=event_type)
+    BookingFactory()  # someone else's
+    raw_key = ApiKeyFactory(user=organizer).raw_key
+    token = AccessTokenFactory(user=organizer, scope="READ_BOOKING").raw_token
+    by_key = api_client.get(f"/bookings?apiKey={raw_key}")
+    by_token = api_client.get("/v1/bookings", **bearer(token))
+    for response in (by_key, by_token):
+        assert response.status_code == 200
+        assert [row["id"] for row in response.json()["bookings"]] == [booking.pk]
+        assert response.json()["pagination"] == {"page": 1, "take": 100, "total": 1, "hasNextPage": False}
+
+
+def test_list_without_read_booking_scope_is_refused(api_client, organizer):
+    token = AccessTokenFactory(user=organizer, scope="READ_PROFILE").raw_token
+    response = api_client.get("/v1/bookings", **bearer(token))
+    assert response.status_code == 403
+    assert 'scope="READ_BOOKING"' in response["WWW-Authenticate"]
+
+
+def test_list_without_credentials_is_401(api_client):
+    response = api_client.get("/v1/bookings")
+    assert response.status_code == 401
+
+
+def test_list_filters_by_status_event_type_and_time(api_client, key, organizer, event_type):
+    other_type = EventTypeFactory(owner=organizer)
+    day = monday_ahead()
+    early = BookingFactory(
+        organizer=organizer, event_type=event_type, start_time=berlin(day, 9), end_time=berlin(day, 9, 30)
+    )
+    late = BookingFactory(
+        organizer=organizer, event_type=event_type, start_time=berlin(day, 15), end_time=berlin(day, 15, 30)
+    )
+    cancelled = BookingFactory(
+        organizer=organizer,
+        event_type=other_type,
+        start_time=berlin(day, 12),
+        end_time=berlin(day, 12, 30),
+        status=BookingStatus.CANCELLED,
+    )
+
+    def ids(query):
+        response = api_client.get(f"/v1/bookings?{query}", **bearer(key))
+        assert response.status_code == 200, response.json()
+        return [row["id"] for row in response.json()["bookings"]]
+
+    assert ids("status=CANCELLED") == [cancelled.pk]
+    assert ids("status=accepted,cancelled") == [early.pk, late.pk, cancelled.pk]
+    assert ids(f"eventTypeId={other_type.pk}") == [cancelled.pk]
+    assert ids(f"afterStartTime={z(berlin(day, 12))}") == [late.pk, cancelled.pk]
+    assert ids(f"beforeEndTime={z(berlin(day, 12, 30))}") == [early.pk, cancelled.pk]
+    assert ids(f"afterStartTime={z(berlin(day, 10))}&beforeEndTime={z(berlin(day, 13))}") == [cancelled.pk]
+
+
+@pytest.mark.parametrize(
+    "query", ["status=DONE", "eventTypeId=abc", "afterStartTime=yesterday", "beforeEndTime=2026-13-01", "take=501"]
+)
+def test_bad_list_filter_is_a_400(api_client, key, query):
+    response = api_client.get(f"/v1/bookings?{query}", **bearer(key))
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+
+
+def test_admin_lists_everyones_bookings_and_filters_by_user(api_client):
+    admin = UserFactory(role="ADMIN")
+    first, second = BookingFactory(), BookingFactory()
+    admin_key = ApiKeyFactory(user=admin).raw_key
+    everyone = api_client.get("/v1/bookings", **bearer(admin_key)).json()["bookings"]
+    assert [row["id"] for row in everyone] == [first.pk, second.pk]
+    one = api_client.get(f"/v1/bookings?userId={second.organizer_id}", **bearer(admin_key)).json()["bookings"]
+    assert [row["id"] for row in one] == [second.pk]
+
+
+def test_non_admin_filtering_by_another_user_is_forbidden(api_client, key):
+    other = BookingFactory()
+    response = api_client.get(f"/v1/bookings?userId={other.organizer_id}", **bearer(key))
+    assert response.status_code == 403
+
+
+def test_list_query_count_does_not_grow_with_rows(api_client, django_assert_max_num_queries, organizer, key):
+    BookingFactory(organizer=organizer)
+    api_client.get("/v1/bookings", **bearer(key))  # the key's lastUsedAt is written on first use
+    with django_assert_max_num_queries(5):
+        response = api_client.get("/v1/bookings", **bearer(key))
+    assert len(response.json()["bookings"]) == 1
+    for _ in range(49):
+        BookingFactory(organizer=organizer, attendees=[{}, {}])
+    with django_assert_max_num_queries(5):
+        response = api_client.get("/v1/bookings", **bearer(key))
+    assert len(response.json()["bookings"]) == 50
+
+
+def test_get_own_booking(api_client, key, organizer):
+    booking = BookingFactory(organizer=organizer)
+    response = api_client.get(f"/v1/bookings/{booking.pk}", **bearer(key))
+    assert response.status_code == 200
+    assert response.json()["booking"]["uid"] == booking.uid
+
+
+def test_get_someone_elses_booking_is_404(api_client, key):
+    booking = BookingFactory()
+    response = api_client.get(f"/bookings/{booking.pk}", **bearer(key))
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+
+
+# --- reschedule, confirm, reject, cancel --------------------------------------------------------
+
+
+def make_booking(organizer, event_type, start, **extra):
+    return BookingFactory(
+        organizer=organizer, event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30), **extra
+    )
+
+
+def test_reschedule_moves_the_booking_to_another_offered_slot(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    new_start = berlin(monday_ahead(), 14)
+    response = api_client.patch(
+        f"/v1/bookings/{booking.pk}", {"startTime": new_start.isoformat()}, format="json", **bearer(key)
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["booking"]["startTime"] == z(new_start)
+    booking.refresh_from_db()
+    assert (booking.start_time, booking.end_time) == (new_start, new_start + timedelta(minutes=30))
+
+
+def test_reschedule_may_overlap_the_bookings_own_old_time(api_client, key, organizer):
+    event_type = EventTypeFactory(owner=organizer, length=60, slot_interval=30)
+    booking = BookingFactory(
+        organizer=organizer,
+        event_type=event_type,
+        start_time=berlin(monday_ahead(), 10),
+        end_time=berlin(monday_ahead(), 11),
+    )
+    response = api_client.patch(
+        f"/v1/bookings/{booking.pk}",
+        {"startTime": berlin(monday_ahead(), 10, 30).isoformat()},
+        format="json",
+        **bearer(key),
+    )
+    assert response.status_code == 200, response.json()
+
+
+def test_reschedule_onto_a_taken_slot_is_a_conflict_and_changes_nothing(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    make_booking(organizer, event_type, berlin(monday_ahead(), 14))
+    response = api_client.patch(
+        f"/v1/bookings/{booking.pk}",
+        {"startTime": berlin(monday_ahead(), 14).isoformat()},
+        format="json",
+        **bearer(key),
+    )
+    assert response.status_code == 409
+    booking.refresh_from_db()
+    assert booking.start_time == berlin(monday_ahead(), 10)
+
+
+def test_reschedule_of_a_cancelled_booking_is_a_conflict(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10), status=BookingStatus.CANCELLED)
+    response = api_client.patch(
+        f"/v1/bookings/{booking.pk}",
+        {"startTime": berlin(monday_ahead(), 14).isoformat()},
+        format="json",
+        **bearer(key),
+    )
+    assert response.status_code == 409
+    booking.refresh_from_db()
+    assert booking.start_time == berlin(monday_ahead(), 10)
+
+
+def test_confirm_and_reject_a_pending_booking(api_client, key, organizer, event_type):
+    first = make_booking(organizer, event_type, berlin(monday_ahead(), 10), status=BookingStatus.PENDING)
+    second = make_booking(organizer, event_type, berlin(monday_ahead(), 11), status=BookingStatus.PENDING)
+    confirmed = api_client.patch(f"/v1/bookings/{first.pk}", {"status": "ACCEPTED"}, format="json", **bearer(key))
+    rejected = api_client.patch(f"/v1/bookings/{second.pk}", {"status": "REJECTED"}, format="json", **bearer(key))
+    assert confirmed.json()["booking"]["status"] == "ACCEPTED"
+    assert rejected.json()["booking"]["status"] == "REJECTED"
+
+
+def test_confirming_an_accepted_booking_is_a_conflict(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.patch(f"/v1/bookings/{booking.pk}", {"status": "ACCEPTED"}, format="json", **bearer(key))
+    assert response.status_code == 409
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.ACCEPTED
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"status": "CANCELLED"},
+        {},
+        {"status": "ACCEPTED", "startTime": "2030-01-01T10:00:00Z"},
+        {"title": "x"},
+        {"endTime": "2030-01-01T10:00:00Z"},
+    ],
+)
+def test_bad_patch_is_a_400_and_changes_nothing(api_client, key, organizer, event_type, body):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10), status=BookingStatus.PENDING)
+    response = api_client.patch(f"/v1/bookings/{booking.pk}", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.PENDING
+    assert booking.start_time == berlin(monday_ahead(), 10)
+
+
+def test_patching_someone_elses_booking_is_404(api_client, key):
+    booking = BookingFactory(status=BookingStatus.PENDING)
+    response = api_client.patch(f"/v1/bookings/{booking.pk}", {"status": "ACCEPTED"}, format="json", **bearer(key))
+    assert response.status_code == 404
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.PENDING
+
+
+def test_cancel_with_a_reason(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.delete(
+        f"/v1/bookings/{booking.pk}/cancel", {"cancellationReason": "Ill"}, format="json", **bearer(key)
+    )
+    assert response.status_code == 200
+    assert response.json()["message"] == f"Booking with id: {booking.pk} cancelled successfully"
+    assert response.json()["booking"]["status"] == "CANCELLED"
+    assert response.json()["booking"]["cancellationReason"] == "Ill"
+
+
+def test_cancel_reason_as_query_parameter_for_v1_clients(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.delete(f"/bookings/{booking.pk}/cancel?cancellationReason=Clash", **bearer(key))
+    assert response.status_code == 200
+    booking.refresh_from_db()
+    assert (booking.status, booking.cancellation_reason) == (BookingStatus.CANCELLED, "Clash")
+
+
+def test_cancelled_slot_can_be_booked_again(api_client, key, organizer, event_type):
+    start = berlin(monday_ahead(), 10)
+    make_booking(organizer, event_type, start, status=BookingStatus.CANCELLED)
+    response = api_client.post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+    assert response.status_code == 201
+
+
+def test_cancelling_twice_is_a_conflict(api_client, key, organizer, event_type):
+    booking = make_booking(
+        organizer, event_type, berlin(monday_ahead(), 10), status=BookingStatus.CANCELLED, cancellation_reason="first"
+    )
+    response = api_client.delete(f"/v1/bookings/{booking.pk}/cancel", **bearer(key))
+    assert response.status_code == 409
+    booking.refresh_from_db()
+    assert booking.cancellation_reason == "first"
+
+
+def test_cancel_with_unknown_body_field_is_a_400(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.delete(f"/v1/bookings/{booking.pk}/cancel", {"why": "x"}, format="json", **bearer(key))
+    assert response.status_code == 400
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.ACCEPTED
+
+
+def test_hard_delete_of_a_booking_is_not_allowed(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.delete(f"/v1/bookings/{booking.pk}", **bearer(key))
+    assert response.status_code == 405
+    assert Booking.objects.filter(pk=booking.pk).exists()

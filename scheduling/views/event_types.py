@@ -1,0 +1,47 @@
+from core.viewsets import (
+    CreateModelMixin,
+    DestroyModelMixin,
+    ListModelMixin,
+    ResourceViewSet,
+    RetrieveModelMixin,
+    UpdateModelMixin,
+)
+from scheduling.selectors.event_types import event_type_list
+from scheduling.serializers.event_types import (
+    EventTypeCreateSerializer,
+    EventTypeSerializer,
+    EventTypeUpdateSerializer,
+)
+from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
+
+
+class EventTypeViewSet(
+    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+):
+    """Event types the caller owns or whose team they belong to (writes: owner, team ADMIN/OWNER)."""
+
+    scopes = {
+        "GET": "READ_EVENT_TYPE",
+        "POST": "WRITE_EVENT_TYPE",
+        "PATCH": "WRITE_EVENT_TYPE",
+        "DELETE": "WRITE_EVENT_TYPE",
+    }
+    envelope_singular = "event_type"
+    envelope_plural = "event_types"
+    resource_label = "Event type"
+    serializer_class = EventTypeSerializer
+    input_serializer_class = EventTypeCreateSerializer
+    update_serializer_class = EventTypeUpdateSerializer
+
+    def get_queryset(self):
+        user_ids = self.requested_user_ids() if self.action == "list" else None
+        return event_type_list(user=self.request.user, user_ids=user_ids)
+
+    def perform_create(self, data):
+        return event_type_create(user=self.request.user, **data)
+
+    def perform_update(self, instance, data):
+        return event_type_update(event_type=instance, actor=self.request.user, **data)
+
+    def perform_destroy(self, instance):
+        event_type_delete(event_type=instance, actor=self.request.user)

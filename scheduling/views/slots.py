@@ -1,0 +1,97 @@
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from accounts.models import validate_time_zone
+from core.exceptions import NotFound
+from core.viewsets import ResourceViewSet
+from scheduling.selectors.event_types import event_type_bookable
+from scheduling.selectors.slots import available_slots
+
+MAX_RANGE = timedelta(days=62)
+
+
+def query_int(request, name: str, *, required: bool = False) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        if required:
+            raise ValidationError({name: ["This parameter is required."]})
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationError({name: [f"'{raw}' is not an integer."]}) from None
+
+
+def query_time_zone(request, name: str, default: str) -> str:
+    value = request.query_params.get(name) or default
+    try:
+        validate_time_zone(value)
+    except Exception:  # noqa: BLE001 - Django's ValidationError, re-raised as DRF's with the field name
+        raise ValidationError({name: [f"'{value}' is not a valid IANA time zone."]}) from None
+    return value
+
+
+def query_instant(request, name: str, *, zone: str = "UTC", end: bool = False, required: bool = False):
+    """An ISO 8601 date-time (any offset; none means `zone`) or a date (its start in `zone`, or for
+    an `end` parameter the start of the next day, so that the whole date is included)."""
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        if required:
+            raise ValidationError({name: ["This parameter is required."]})
+        return None
+    try:
+        # A bare date first: parse_datetime would read "2026-11-23" as its midnight.
+        day = parse_date(raw)
+        value = None if day is not None else parse_datetime(raw)
+    except ValueError:
+        value = day = None
+    if value is None and day is None:
+        raise ValidationError({name: [f"'{raw}' is not an ISO 8601 date or date-time."]})
+    if day is not None:
+        value = datetime.combine(day + timedelta(days=1) if end else day, time(0))
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=ZoneInfo(zone))
+    return value.astimezone(UTC)
+
+
+class SlotViewSet(ResourceViewSet):
+    """Free slots of an event type, grouped by day in the requested time zone."""
+
+    scopes = {"GET": "READ_BOOKING"}
+    pagination_class = None
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("eventTypeId", int, required=True),
+            OpenApiParameter("startTime", str, required=True, description="ISO 8601 date-time or date."),
+            OpenApiParameter("endTime", str, required=True, description="ISO 8601 date-time or date (inclusive)."),
+            OpenApiParameter("timeZone", str, description="IANA zone for grouping and offsets; default UTC."),
+        ],
+        responses=inline_serializer(
+            "Slots",
+            {"slots": serializers.DictField(child=serializers.ListField(child=serializers.DictField()))},
+        ),
+    )
+    def list(self, request, *args, **kwargs):
+        event_type_id = query_int(request, "eventTypeId", required=True)
+        time_zone = query_time_zone(request, "timeZone", "UTC")
+        start = query_instant(request, "startTime", zone=time_zone, required=True)
+        end = query_instant(request, "endTime", zone=time_zone, end=True, required=True)
+        if end <= start:
+            raise ValidationError({"endTime": ["Must be after startTime."]})
+        if end - start > MAX_RANGE:
+            raise ValidationError({"endTime": [f"The range may span at most {MAX_RANGE.days} days."]})
+        event_type = event_type_bookable(user=request.user, event_type_id=event_type_id)
+        if event_type is None:
+            raise NotFound(f"Event type {event_type_id} does not exist.")
+        slots = available_slots(
+            event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+        )
+        return Response({"slots": slots})
