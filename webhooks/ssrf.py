@@ -82,8 +82,8 @@ def refusal_reason(address: IPAddress) -> str | None:
         ("an unspecified address", address.is_unspecified),
         ("a link-local address", address.is_link_local),
         ("a multicast address", address.is_multicast),
-        ("a private address", address.is_private),
         ("a reserved address", address.is_reserved),
+        ("a private address", address.is_private),
     ):
         if flag:
             return label
@@ -139,5 +139,6 @@ def resolve_target(url: str) -> Target:
     for address in addresses:
         reason = refusal_reason(address)
         if reason:
-            raise BlockedTarget(f"The host {host} resolves to {address}, {reason}.")
+            shown = f"::ffff:{address.ipv4_mapped}" if getattr(address, "ipv4_mapped", None) else address
+            raise BlockedTarget(f"The host {host} resolves to {shown}, {reason}.")
     return Target(scheme=scheme, host=host, port=port, address=str(addresses[0]))

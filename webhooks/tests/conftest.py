@@ -218,3 +218,20 @@ def fast_retries(settings):
         "CONNECT_TIMEOUT_SECONDS": 2.0,
     }
     return settings.WEBHOOKS
+
+
+@pytest.fixture
+def fake_dns(settings):
+    """Route name resolution through `webhooks.tests.fake_dns.ADDRESSES` (in this process)."""
+    from webhooks.tests import fake_dns as module
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "RESOLVER": "webhooks.tests.fake_dns.resolve"}
+    module.ADDRESSES.clear()
+    yield module.ADDRESSES
+    module.ADDRESSES.clear()
+
+
+@pytest.fixture
+def no_allowed_cidrs(settings):
+    """Production's rule: no range is allow-listed, so loopback is refused too."""
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOWED_CIDRS": []}
