@@ -9,6 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from payments.models import Payment
+from scheduling.models import Booking
+from scheduling.payloads import booking_payload
+from webhooks.events import emit_event
+from webhooks.models import WebhookTrigger
 
 
 @transaction.atomic
@@ -20,7 +24,19 @@ def payment_mark_paid(*, payment: Payment) -> Payment:
     payment.success = True
     payment.full_clean()
     payment.save(update_fields=["success"])
+    _emit_booking_paid(payment)
     return payment
+
+
+def _emit_booking_paid(payment: Payment) -> None:
+    """BOOKING_PAID with the booking's payload, in this transaction (the outbox)."""
+    booking = Booking.objects.select_related("organizer", "event_type", "rescheduled_from").get(pk=payment.booking_id)
+    emit_event(
+        trigger=WebhookTrigger.BOOKING_PAID,
+        payload=booking_payload(booking),
+        user=booking.organizer,
+        event_type=booking.event_type,
+    )
 
 
 @transaction.atomic
