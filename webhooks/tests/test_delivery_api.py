@@ -76,7 +76,6 @@ def test_deliveries_list_filters_by_status_newest_first(api_client):
     assert listed["status"] == "pending" and listed["attemptCount"] == 0
 
     failed = api_client.get(f"/webhooks/{webhook.pk}/deliveries?status=failed", **headers)
-    )
     assert [d["id"] for d in failed.json()["deliveries"]] == [first.pk]
 
     bad = api_client.get(f"/v1/webhooks/{webhook.pk}/deliveries?status=lost", **headers)
