@@ -1,5 +1,7 @@
 """Bookings on the wire."""
 
+from collections.abc import Mapping
+
 from rest_framework import serializers
 
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
@@ -37,17 +39,72 @@ class BookingSerializer(ApiSerializer):
         return booking.cancellation_reason or None
 
 
+class V1ResponsesSerializer(ApiSerializer):
+    """Cal.com v1's `responses` object: the booking form's answers."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    email = serializers.EmailField(max_length=254, required=False)
+    location = serializers.JSONField(required=False, help_text='A string, or {"value", "optionValue"}.')
+    notes = serializers.CharField(required=False, allow_blank=True)
+
+    def validate_location(self, value):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and set(value) <= {"value", "optionValue"}:
+            parts = [value.get("optionValue"), value.get("value")]
+            text = next((part for part in parts if isinstance(part, str) and part), "")
+            if all(isinstance(part, str | None) for part in parts):
+                return text
+        raise serializers.ValidationError('Must be a string or {"value": ..., "optionValue": ...}.')
+
+
 class BookingCreateSerializer(ApiSerializer):
+    """The attendee is given by `name`/`email`/`timeZone`, or as Cal.com v1 clients send it, by
+    `responses: {name, email, location, notes}` plus `timeZone` (and `language`, accepted and unused)."""
+
     event_type_id = serializers.IntegerField()
     start = serializers.DateTimeField(help_text="A slot's time as GET /slots lists it (any offset).")
     end = serializers.DateTimeField(required=False, help_text="If sent, must be start + the event type's length.")
-    name = serializers.CharField(max_length=200, help_text="The attendee's name.")
-    email = serializers.EmailField(max_length=254, help_text="The attendee's email.")
+    name = serializers.CharField(max_length=200, required=False, help_text="The attendee's name.")
+    email = serializers.EmailField(max_length=254, required=False, help_text="The attendee's email.")
     time_zone = TimeZoneField(help_text="The attendee's IANA time zone.")
     title = serializers.CharField(max_length=500, required=False, allow_blank=True)
     description = serializers.CharField(required=False, allow_blank=True)
     location = serializers.CharField(max_length=1000, required=False, allow_blank=True)
     metadata = serializers.DictField(required=False)
+    responses = V1ResponsesSerializer(required=False, help_text="Cal.com v1 form answers.")
+    language = serializers.CharField(max_length=16, required=False, help_text="Accepted for v1 clients; unused.")
+
+    def to_internal_value(self, data):
+        # Report a missing attendee together with the other field errors, not in a second round.
+        errors, attrs = {}, None
+        try:
+            attrs = super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            errors = dict(error.detail) if isinstance(error.detail, dict) else {"non_field_errors": error.detail}
+        if isinstance(data, Mapping):
+            responses = data.get("responses") if isinstance(data.get("responses"), Mapping) else {}
+            for field in ("name", "email"):
+                if field not in data and field not in responses and field not in errors:
+                    errors[field] = ["This field is required."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    def validate(self, attrs):
+        responses = attrs.pop("responses", {})
+        attrs.pop("language", None)
+        for field in ("name", "email", "location"):
+            if field not in attrs and field in responses:
+                attrs[field] = responses[field]
+        if "description" not in attrs and responses.get("notes"):
+            attrs["description"] = responses["notes"]
+        missing = {field: ["This field is required."] for field in ("name", "email") if field not in attrs}
+        if missing:
+            raise serializers.ValidationError(missing)
+        if len(attrs.get("location", "")) > 1000:
+            raise serializers.ValidationError({"location": ["Ensure this field has no more than 1000 characters."]})
+        return attrs
 
 
 class BookingUpdateSerializer(ApiSerializer):

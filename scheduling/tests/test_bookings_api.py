@@ -496,3 +496,32 @@ def test_hard_delete_of_a_booking_is_not_allowed(api_client, key, organizer, eve
     response = api_client.delete(f"/v1/bookings/{booking.pk}", **bearer(key))
     assert response.status_code == 405
     assert Booking.objects.filter(pk=booking.pk).exists()
+
+
+def test_cal_com_v1_body_with_responses_and_language_books(api_client, key, event_type):
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": berlin(monday_ahead(), 10).isoformat(),
+        "responses": {
+            "name": "Grace Hopper",
+            "email": "grace@example.org",
+            "location": {"value": "inPerson", "optionValue": "Berlin office"},
+            "notes": "Bring the slides",
+        },
+        "timeZone": "America/New_York",
+        "language": "en",
+        "metadata": {},
+    }
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 201, response.json()
+    booking = response.json()["booking"]
+    assert booking["attendees"][0]["name"] == "Grace Hopper"
+    assert (booking["location"], booking["description"]) == ("Berlin office", "Bring the slides")
+
+
+def test_v1_responses_with_unknown_answer_is_a_400_naming_it(api_client, key, event_type):
+    body = booking_body(event_type, berlin(monday_ahead(), 10), responses={"guests": ["x@example.org"]})
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert "responses.guests" in response.json()["errors"]
+    assert not Booking.objects.exists()
