@@ -23,9 +23,16 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	fi
 
+# Embedded defaults (SQLite in var/, a filesystem broker in var/broker) unless DATABASE_URL /
+# REDIS_URL are set. `rundev` supervises runserver, a Celery worker and beat; Ctrl-C stops all three.
+RUN_ENV := DEBUG=$${DEBUG:-1}
+RUN_ADDRESS ?= 127.0.0.1:8000
+
 run: venv
-	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
-	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py runserver 127.0.0.1:8000
+	mkdir -p var/broker var/broker-processed
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) $(BIN)/python manage.py seed_demo --base-url http://$(RUN_ADDRESS)
+	$(RUN_ENV) exec $(BIN)/python manage.py rundev $(RUN_ADDRESS)
 
 test: venv browser
 	$(TEST_SETTINGS) $(BIN)/python -m pytest
