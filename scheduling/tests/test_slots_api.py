@@ -186,3 +186,15 @@ def test_offered_slot_can_be_booked(api_client, key, event_type):
     assert api_client.post("/v1/bookings", body, format="json", **bearer(key)).status_code == 201
     after = get_slots(api_client, key, event_type, day, day, "America/New_York").json()["slots"]
     assert slot_time not in [slot["time"] for slots in after.values() for slot in slots]
+
+
+def test_offset_with_unencoded_plus_is_read_as_plus(api_client, key, event_type):
+    day = monday_ahead()
+    encoded = get_slots(api_client, key, event_type, f"{day}T11:00:00%2B01:00", f"{day}T13:00:00%2B01:00")
+    unencoded = get_slots(api_client, key, event_type, f"{day}T11:00:00+01:00", f"{day}T13:00:00+01:00")
+    assert encoded.status_code == unencoded.status_code == 200
+    assert encoded.json() == unencoded.json()
+    assert [slot["time"] for slot in encoded.json()["slots"][day.isoformat()]] == [
+        f"{day}T10:00:00+00:00",
+        f"{day}T11:00:00+00:00",
+    ]

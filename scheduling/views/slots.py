@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -15,6 +16,7 @@ from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
 
 MAX_RANGE = timedelta(days=62)
+UNENCODED_PLUS_OFFSET = re.compile(r"(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$")
 
 
 def query_int(request, name: str, *, required: bool = False) -> int | None:
@@ -46,6 +48,8 @@ def query_instant(request, name: str, *, zone: str = "UTC", end: bool = False, r
         if required:
             raise ValidationError({name: ["This parameter is required."]})
         return None
+    # An unencoded "+01:00" arrives as " 01:00" (a "+" in a query string is a space).
+    raw = UNENCODED_PLUS_OFFSET.sub(r"\1+\2", raw)
     try:
         # A bare date first: parse_datetime would read "2026-11-23" as its midnight.
         day = parse_date(raw)
