@@ -22,6 +22,7 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
+from drf_spectacular.utils import extend_schema
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.oauth2_backends import get_oauthlib_core
@@ -33,6 +34,7 @@ from rest_framework.views import APIView
 from accounts.oauth import selectors, services
 from accounts.oauth.backends import MalformedBody, request_parameters
 from accounts.oauth.forms import ConsentForm
+from accounts.oauth.serializers import OAuthMeSerializer
 from core.authentication import bearer_token
 
 ERROR_DESCRIPTIONS = {
@@ -295,14 +297,15 @@ def metadata(request):
 # --- Resource: the token's user -----------------------------------------------------------------
 
 
-class MeView(APIView):
+class OAuthMeView(APIView):
     """`GET /api/auth/oauth/me`: who the access token acts for."""
 
     scopes = {"GET": "READ_PROFILE"}
+    serializer_class = OAuthMeSerializer
 
+    @extend_schema(operation_id="oauth_me", responses=OAuthMeSerializer, tags=["oauth"])
     def get(self, request):
-        user = request.user
-        return Response({"username": user.username, "id": user.pk, "email": user.email, "name": user.name})
+        return Response(OAuthMeSerializer(request.user).data)
 
 
 # --- Sign-in and connected apps (browser) ------------------------------------------------------------
