@@ -3,10 +3,18 @@
 from rest_framework import serializers
 
 from accounts.models import MembershipRole, Team, User
-from core.serializers import ApiModelSerializer, ApiSerializer, CompactTeamSerializer, CompactUserSerializer
+from core.serializers import (
+    ApiModelSerializer,
+    ApiSerializer,
+    CompactTeamSerializer,
+    CompactUserSerializer,
+    OptionalURLField,
+)
 
 
 class TeamSerializer(ApiModelSerializer):
+    logo = OptionalURLField(required=False, max_length=2048)
+
     class Meta:
         model = Team
         fields = ["id", "name", "slug", "bio", "logo", "hide_branding"]
@@ -56,6 +64,7 @@ class MeSerializer(ApiModelSerializer):
 
     created_date = serializers.DateTimeField(source="date_joined", read_only=True)
     default_schedule_id = serializers.IntegerField(read_only=True, allow_null=True)
+    avatar = OptionalURLField(read_only=True)
 
     class Meta:
         model = User

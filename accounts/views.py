@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
@@ -42,6 +43,7 @@ class MeView(ResourceAPIView):
 
     scopes = {"GET": "READ_PROFILE"}
 
+    @extend_schema(responses=inline_serializer("MeResponse", {"user": MeSerializer()}))
     def get(self, request):
         return Response({"user": MeSerializer(request.user).data})
 
@@ -54,6 +56,7 @@ class TeamViewSet(
     envelope_plural = "teams"
     serializer_class = TeamSerializer
     update_serializer_class = TeamUpdateSerializer
+    conflict_actions = ("create", "partial_update")
 
     def get_queryset(self):
         user_ids = self.requested_user_ids() if self.action == "list" else None
@@ -81,6 +84,8 @@ class MembershipViewSet(
     input_serializer_class = MembershipCreateSerializer
     update_serializer_class = MembershipUpdateSerializer
     lookup_value_regex = r"[^/]+"
+    lookup_schema = {"type": "string", "pattern": r"^[0-9]+_[0-9]+$", "example": "12_3"}
+    conflict_actions = ("create", "partial_update", "destroy")
 
     def get_queryset(self):
         if self.action != "list":

@@ -186,14 +186,24 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],
     "EXCEPTION_HANDLER": "core.exceptions.problem_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.openapi.ResourceAutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 
 SPECTACULAR_SETTINGS = {
     "TITLE": f"{SERVICE_NAME} API",
     "VERSION": SERVICE_VERSION,
+    "DESCRIPTION": "Scheduling service API, compatible with Cal.com's public API v1. See docs/api.md.",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "MembershipRoleEnum": "accounts.models.MembershipRole",
+        "UserRoleEnum": "accounts.models.UserRole",
+    },
+    "PREPROCESSING_HOOKS": ["core.openapi.only_canonical_paths"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.openapi.strict_request_bodies"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

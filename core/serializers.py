@@ -9,6 +9,7 @@
 
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -56,6 +57,17 @@ class ApiSerializer(StrictFieldsMixin, CamelCaseMixin, serializers.Serializer):
 
 class ApiModelSerializer(StrictFieldsMixin, CamelCaseMixin, serializers.ModelSerializer):
     pass
+
+
+@extend_schema_field(
+    {"type": "string", "anyOf": [{"format": "uri"}, {"maxLength": 0}], "description": "A URL, or empty."}
+)
+class OptionalURLField(serializers.URLField):
+    """A URL that may be empty (`""`); the document says so, instead of promising a URI."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        super().__init__(**kwargs)
 
 
 # --- Compact embedded objects (contract §4) ------------------------------------------------------

@@ -1,1 +1,11 @@
-urlpatterns = []
+"""The OpenAPI document and its docs page (contract §1.1); the page's assets come from
+drf-spectacular-sidecar, so it works offline."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("v1/openapi.json", SpectacularAPIView.as_view(), {"format": "json"}, name="openapi-json"),
+    path("v1/openapi.yaml", SpectacularAPIView.as_view(), {"format": "yaml"}, name="openapi-yaml"),
+    path("v1/docs", SpectacularSwaggerView.as_view(url_name="openapi-json"), name="api-docs"),
+]

@@ -94,6 +94,8 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     input_serializer_class = None
     update_serializer_class = None
     lookup_value_regex = r"[0-9]+"
+    lookup_schema: dict = {"type": "integer"}  # the path id in the OpenAPI document
+    conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
 
     # --- the caller --------------------------------------------------------------------------
 

@@ -31,6 +31,19 @@ class TimeZoneField(serializers.CharField):
         return value
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$",
+        "example": "09:00:00",
+        "description": "Wall-clock time in the schedule's timeZone; HH:MM or HH:MM:SS in, HH:MM:SS out.",
+    }
+)
+class WallClockTimeField(serializers.TimeField):
+    def __init__(self, **kwargs):
+        super().__init__(format=TIME_OUTPUT_FORMAT, input_formats=TIME_INPUT_FORMATS, **kwargs)
+
+
 class AvailabilitySerializer(ApiSerializer):
     """A weekly rule (`days`, no `date`) or a date override (`date`, empty `days`)."""
 
@@ -38,8 +51,8 @@ class AvailabilitySerializer(ApiSerializer):
     days = serializers.ListField(
         child=serializers.IntegerField(min_value=0, max_value=6), required=False, default=list, max_length=7
     )
-    start_time = serializers.TimeField(format=TIME_OUTPUT_FORMAT, input_formats=TIME_INPUT_FORMATS)
-    end_time = serializers.TimeField(format=TIME_OUTPUT_FORMAT, input_formats=TIME_INPUT_FORMATS)
+    start_time = WallClockTimeField()
+    end_time = WallClockTimeField()
     date = serializers.DateField(required=False, allow_null=True, default=None)
 
     def validate(self, attrs):
