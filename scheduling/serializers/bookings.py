@@ -7,6 +7,37 @@ from rest_framework import serializers
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
+from scheduling.slots import is_supported_instant
+
+
+class InstantField(serializers.DateTimeField):
+    """An ISO 8601 date-time with any offset, normalised to UTC; years 1900–9000."""
+
+    def to_internal_value(self, value):
+        instant = super().to_internal_value(value)
+        if not is_supported_instant(instant):
+            raise serializers.ValidationError("Must be between the years 1900 and 9000.")
+        return instant
+
+
+def _has_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
+class MetadataField(serializers.DictField):
+    """A JSON object; NUL characters are refused (PostgreSQL's jsonb cannot store them)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return value
 
 
 class AttendeeSerializer(ApiSerializer):
@@ -48,6 +79,8 @@ class V1ResponsesSerializer(ApiSerializer):
     notes = serializers.CharField(required=False, allow_blank=True)
 
     def validate_location(self, value):
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
         if isinstance(value, str):
             return value
         if isinstance(value, dict) and set(value) <= {"value", "optionValue"}:
@@ -63,15 +96,15 @@ class BookingCreateSerializer(ApiSerializer):
     `responses: {name, email, location, notes}` plus `timeZone` (and `language`, accepted and unused)."""
 
     event_type_id = serializers.IntegerField()
-    start = serializers.DateTimeField(help_text="A slot's time as GET /slots lists it (any offset).")
-    end = serializers.DateTimeField(required=False, help_text="If sent, must be start + the event type's length.")
+    start = InstantField(help_text="A slot's time as GET /slots lists it (any offset).")
+    end = InstantField(required=False, help_text="If sent, must be start + the event type's length.")
     name = serializers.CharField(max_length=200, required=False, help_text="The attendee's name.")
     email = serializers.EmailField(max_length=254, required=False, help_text="The attendee's email.")
     time_zone = TimeZoneField(help_text="The attendee's IANA time zone.")
     title = serializers.CharField(max_length=500, required=False, allow_blank=True)
     description = serializers.CharField(required=False, allow_blank=True)
     location = serializers.CharField(max_length=1000, required=False, allow_blank=True)
-    metadata = serializers.DictField(required=False)
+    metadata = MetadataField(required=False)
     responses = V1ResponsesSerializer(required=False, help_text="Cal.com v1 form answers.")
     language = serializers.CharField(max_length=16, required=False, help_text="Accepted for v1 clients; unused.")
 
@@ -110,8 +143,8 @@ class BookingCreateSerializer(ApiSerializer):
 class BookingUpdateSerializer(ApiSerializer):
     """Either a reschedule (`startTime`, optional `endTime`) or a decision on a PENDING booking."""
 
-    start_time = serializers.DateTimeField(required=False)
-    end_time = serializers.DateTimeField(required=False)
+    start_time = InstantField(required=False)
+    end_time = InstantField(required=False)
     status = serializers.ChoiceField(
         choices=[BookingStatus.ACCEPTED, BookingStatus.REJECTED],
         required=False,

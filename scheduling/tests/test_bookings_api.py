@@ -525,3 +525,25 @@ def test_v1_responses_with_unknown_answer_is_a_400_naming_it(api_client, key, ev
     assert response.status_code == 400
     assert "responses.guests" in response.json()["errors"]
     assert not Booking.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("start", "9999-12-31T23:50:00Z"), ("start", "0001-01-01T00:00:00+01:00"), ("metadata", {"note": "a\x00b"})],
+)
+def test_values_the_database_or_calendar_cannot_hold_are_a_400(api_client, key, event_type, field, value):
+    body = booking_body(event_type, berlin(monday_ahead(), 10), **{field: value})
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+    assert not Booking.objects.exists()
+
+
+def test_reschedule_to_the_end_of_time_is_a_400(api_client, key, organizer, event_type):
+    booking = make_booking(organizer, event_type, berlin(monday_ahead(), 10))
+    response = api_client.patch(
+        f"/v1/bookings/{booking.pk}", {"startTime": "9999-12-31T23:59:00Z"}, format="json", **bearer(key)
+    )
+    assert response.status_code == 400
+    booking.refresh_from_db()
+    assert booking.start_time == berlin(monday_ahead(), 10)

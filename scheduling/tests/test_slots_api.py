@@ -198,3 +198,10 @@ def test_offset_with_unencoded_plus_is_read_as_plus(api_client, key, event_type)
         f"{day}T10:00:00+00:00",
         f"{day}T11:00:00+00:00",
     ]
+
+
+@pytest.mark.parametrize(("start", "end"), [("0001-01-01", "0001-01-02"), ("9999-12-30", "9999-12-31")])
+def test_range_at_the_edges_of_the_calendar_is_a_400(api_client, key, event_type, start, end):
+    response = get_slots(api_client, key, event_type, start, end, "Pacific/Kiritimati")
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"

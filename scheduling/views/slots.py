@@ -14,6 +14,7 @@ from core.exceptions import NotFound
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
+from scheduling.slots import is_supported_instant
 
 MAX_RANGE = timedelta(days=62)
 UNENCODED_PLUS_OFFSET = re.compile(r"(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$")
@@ -58,11 +59,17 @@ def query_instant(request, name: str, *, zone: str = "UTC", end: bool = False, r
         value = day = None
     if value is None and day is None:
         raise ValidationError({name: [f"'{raw}' is not an ISO 8601 date or date-time."]})
-    if day is not None:
-        value = datetime.combine(day + timedelta(days=1) if end else day, time(0))
-    if timezone.is_naive(value):
-        value = value.replace(tzinfo=ZoneInfo(zone))
-    return value.astimezone(UTC)
+    try:
+        if day is not None:
+            value = datetime.combine(day + timedelta(days=1) if end else day, time(0))
+        if timezone.is_naive(value):
+            value = value.replace(tzinfo=ZoneInfo(zone))
+        value = value.astimezone(UTC)
+    except OverflowError:
+        value = None
+    if value is None or not is_supported_instant(value):
+        raise ValidationError({name: [f"'{raw}' is outside the supported years 1900–9000."]})
+    return value
 
 
 class SlotViewSet(ResourceViewSet):
