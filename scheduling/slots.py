@@ -189,8 +189,3 @@ def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[di
         local = slot.astimezone(zone)
         grouped.setdefault(local.date().isoformat(), []).append({"time": local.isoformat()})
     return grouped
-
-
-def is_free_slot(request: SlotRequest, start: datetime) -> bool:
-    """Whether `start` is exactly one of the slots `free_slots` offers around it."""
-    return start in free_slots(request)
