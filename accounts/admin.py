@@ -26,7 +26,7 @@ from accounts.admin_forms import (
     oauth_client_set_suspended,
     oauth_client_update,
 )
-from accounts.models import ApiKey, Membership, Team, User
+from accounts.models import ApiKey, Membership, OAuthCodeRedemption, Team, User
 from accounts.services import api_key_create, api_key_revoke
 from core.admin import RevealOnceAdminMixin
 
@@ -318,3 +318,21 @@ class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
     @admin.action(description="Reactivate selected clients", permissions=("change",))
     def reactivate_clients(self, request, queryset):
         self._set_suspended(request, queryset, False)
+
+
+@admin.register(OAuthCodeRedemption)
+class OAuthCodeRedemptionAdmin(admin.ModelAdmin):
+    """Read-only: rows are written by the token endpoint to catch replayed authorization codes."""
+
+    list_display = ("id", "application", "user", "scope", "token_family", "created_at")
+    list_filter = ("application", "created_at")
+    search_fields = ("application__name", "application__client_id", "user__email", "user__username")
+    list_select_related = ("application", "user")
+    fields = ("application", "user", "scope", "token_family", "created_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -6,6 +6,7 @@ from urllib.parse import quote
 
 import pytest
 from django.contrib.auth.hashers import check_password, identify_hasher
+from django.test import Client
 from django.urls import reverse
 from oauth2_provider.models import Application
 from oauth2_provider.settings import oauth2_settings
@@ -15,6 +16,14 @@ from rest_framework.test import APIRequestFactory
 
 from accounts.models import OAuthClientProfile
 from accounts.tests.factories import AccessTokenFactory, ApplicationFactory, UserFactory
+from accounts.tests.oauth_support import (
+    TOKEN_URL,
+    authorize_url,
+    basic_auth,
+    obtain_code,
+    redirect_params,
+    sign_in,
+)
 from core.authentication import CredentialAuthentication
 from core.exceptions import InvalidToken
 
@@ -102,6 +111,50 @@ def test_a_client_registered_in_the_admin_authenticates_with_the_revealed_secret
 
     assert client_authenticates(values["Client ID"], values["Client secret"])
     assert not client_authenticates(values["Client ID"], values["Client secret"][:-1] + "x")
+
+
+def test_a_client_registered_in_the_admin_gets_tokens_at_the_token_endpoint(operator_client):
+    response = operator_client.post(
+        reverse("admin:oauth2_provider_application_add"),
+        registration(redirect_uris="http://127.0.0.1:8765/callback"),
+        follow=True,
+    )
+    values = revealed_values(response)
+    application = Application.objects.get(client_id=values["Client ID"])
+    browser = Client()  # the user's browser, apart from the operator's
+    sign_in(browser, UserFactory())
+
+    code = obtain_code(browser, application, scope="READ_PROFILE READ_BOOKING", state="s")
+    wrong = browser.post(
+        TOKEN_URL,
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1:8765/callback"},
+        HTTP_AUTHORIZATION=basic_auth(values["Client ID"], "not-the-secret"),
+    )
+    right = browser.post(
+        TOKEN_URL,
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1:8765/callback"},
+        HTTP_AUTHORIZATION=basic_auth(values["Client ID"], values["Client secret"]),
+    )
+
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "invalid_client")
+    assert right.status_code == 200, right.content
+    assert right.json()["access_token"]
+    assert set(right.json()["scope"].split()) == {"READ_PROFILE", "READ_BOOKING"}
+
+
+def test_the_scope_ceiling_set_in_the_admin_limits_what_the_client_may_ask_for(operator_client):
+    response = operator_client.post(
+        reverse("admin:oauth2_provider_application_add"),
+        registration(redirect_uris="http://127.0.0.1:8765/callback", scope_ceiling=["READ_PROFILE"]),
+        follow=True,
+    )
+    application = Application.objects.get(client_id=revealed_values(response)["Client ID"])
+    browser = Client()  # the user's browser, apart from the operator's
+    sign_in(browser, UserFactory())
+
+    refused = browser.get(authorize_url(application, scope="READ_PROFILE WRITE_BOOKING", state="s"))
+
+    assert redirect_params(refused)["error"] == "invalid_scope"
 
 
 def test_a_public_client_is_shown_its_client_id_and_no_secret(operator_client):

@@ -1,5 +1,6 @@
 """Every back-office page renders for an operator, and no changelist's query count grows with rows."""
 
+import hashlib
 import itertools
 from datetime import timedelta
 
@@ -11,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from oauth2_provider.models import Grant, IDToken
 
+from accounts.models import OAuthCodeRedemption
 from accounts.tests.factories import (
     AccessTokenFactory,
     ApiKeyFactory,
@@ -59,6 +61,16 @@ def another_app():
     return AppFactory(slug=f"app-{number}", name=f"App {number}")
 
 
+class OAuthCodeRedemptionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = OAuthCodeRedemption
+
+    application = factory.SubFactory(ApplicationFactory)
+    user = factory.SubFactory(UserFactory)
+    code_checksum = factory.Sequence(lambda n: hashlib.sha256(f"code-{n}".encode()).hexdigest())
+    scope = "READ_PROFILE"
+
+
 def team_with_members():
     team = TeamFactory()
     MembershipFactory(team=team, role="OWNER")
@@ -77,6 +89,7 @@ PAGES = {
     "oauth2_provider_refreshtoken": (RefreshTokenFactory, False),
     "oauth2_provider_grant": (GrantFactory, False),
     "oauth2_provider_idtoken": (IDTokenFactory, False),
+    "accounts_oauthcoderedemption": (OAuthCodeRedemptionFactory, False),
     "core_app": (another_app, True),
     "scheduling_schedule": (ScheduleFactory, True),
     "scheduling_eventtype": (EventTypeFactory, True),
