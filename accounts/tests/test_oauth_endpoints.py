@@ -270,3 +270,25 @@ def test_me_accepts_an_api_key(api_client):
     api_key = ApiKeyFactory()
     response = api_client.get(ME_URL, {"apiKey": api_key.raw_key})
     assert response.json()["id"] == api_key.user_id
+
+
+def test_revocation_accepts_a_json_body(api_client, application, tokens):
+    response = api_client.post(
+        REVOKE_URL,
+        {"token": tokens["access_token"]},
+        format="json",
+        **client_auth(application),
+    )
+    assert response.status_code == 200
+    assert me_status(api_client, tokens["access_token"]) == 401
+
+
+def test_refresh_by_bearer_header_with_a_json_body(api_client, application, tokens):
+    response = api_client.post(
+        REFRESH_URL,
+        {"client_id": application.client_id, "client_secret": application.raw_client_secret},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {tokens['refresh_token']}",
+    )
+    assert response.status_code == 200, response.content
+    assert me_status(api_client, response.json()["access_token"]) == 200
