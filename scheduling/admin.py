@@ -1,16 +1,22 @@
 """Back office for schedules, event types and bookings.
 
-Plain model admins with model validation: the scheduling services (which also emit webhook events
-for bookings) are being written at the same time and should be wired into `save_model` once they
-exist.
+Schedules and their availability are written through `scheduling.services.schedules` (which keeps
+the owner's default schedule right); bookings change state only through the booking services'
+actions (which emit the webhook events). Event types are a plain model admin with model validation:
+their services check the acting user's team role, which an operator does not have.
 """
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 
+from accounts.admin import adopt_saved
+from core.exceptions import ApplicationError
 from payments.admin import format_money
 from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
+from scheduling.services.bookings import booking_cancel, booking_confirm, booking_reject
+from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
 WEEKDAY_CHOICES = [
     (0, "Sun"),
@@ -97,6 +103,36 @@ class ScheduleAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(rule_count=Count("availability"))
 
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("user",)  # a schedule does not change hands
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            schedule_update(schedule=obj, name=obj.name, time_zone=obj.time_zone)
+            return
+        # The rules come from the inline, in save_related; [] keeps the service's Mon–Fri default out.
+        schedule = schedule_create(actor=obj.user, name=obj.name, time_zone=obj.time_zone, availability=[])
+        adopt_saved(obj, schedule)
+
+    def save_related(self, request, form, formsets, change):
+        for formset in formsets:
+            formset.save(commit=False)  # writes nothing; records what changed, for the admin's history
+            if formset.model is not Availability:
+                continue
+            rows = [
+                {key: row.cleaned_data.get(key) for key in ("days", "start_time", "end_time", "date")}
+                for row in formset.forms
+                if row.cleaned_data and not formset._should_delete_form(row)
+            ]
+            schedule_update(schedule=form.instance, availability=rows)
+
+    def delete_model(self, request, obj):
+        schedule_delete(schedule=obj)
+
+    def delete_queryset(self, request, queryset):
+        for schedule in queryset:
+            schedule_delete(schedule=schedule)
+
     @admin.display(description="default", boolean=True)
     def is_default(self, schedule):
         return schedule.user.default_schedule_id == schedule.pk
@@ -126,12 +162,69 @@ class AttendeeInline(admin.TabularInline):
 
 @admin.register(Booking)
 class BookingAdmin(admin.ModelAdmin):
+    """Bookings are made through the API (which checks the slot is offered and free). Here staff
+    inspect them, fix descriptive fields and attendees, and move them through their lifecycle with
+    the actions, which emit the same webhook events as the API."""
+
     list_display = ("uid", "title", "organizer", "event_type", "start_time", "end_time", "status")
     list_filter = ("status", "start_time")
     search_fields = ("uid", "title", "organizer__email", "attendees__email")
     list_select_related = ("organizer", "event_type")
-    autocomplete_fields = ("organizer", "event_type")
-    raw_id_fields = ("rescheduled_from",)
-    readonly_fields = ("uid", "created_at", "updated_at")
+    readonly_fields = (
+        "uid",
+        "organizer",
+        "event_type",
+        "start_time",
+        "end_time",
+        "status",
+        "cancellation_reason",
+        "rescheduled_from",
+        "created_at",
+        "updated_at",
+    )
+    fields = (
+        "uid",
+        "organizer",
+        "event_type",
+        "start_time",
+        "end_time",
+        "status",
+        "title",
+        "description",
+        "location",
+        "metadata",
+        "cancellation_reason",
+        "rescheduled_from",
+        "created_at",
+        "updated_at",
+    )
     date_hierarchy = "start_time"
     inlines = (AttendeeInline,)
+    actions = ("confirm_bookings", "reject_bookings", "cancel_bookings")
+
+    def has_add_permission(self, request):
+        return False
+
+    def _transition(self, request, queryset, service, done: str):
+        changed = 0
+        for booking in queryset:
+            try:
+                service(booking=booking)
+                changed += 1
+            except (ApplicationError, ValidationError) as error:
+                detail = error.detail if isinstance(error, ApplicationError) else " ".join(error.messages)
+                self.message_user(request, str(detail), messages.ERROR)
+        if changed:
+            self.message_user(request, f"{done} {changed} booking(s).", messages.SUCCESS)
+
+    @admin.action(description="Confirm selected pending bookings", permissions=("change",))
+    def confirm_bookings(self, request, queryset):
+        self._transition(request, queryset, booking_confirm, "Confirmed")
+
+    @admin.action(description="Reject selected pending bookings", permissions=("change",))
+    def reject_bookings(self, request, queryset):
+        self._transition(request, queryset, booking_reject, "Rejected")
+
+    @admin.action(description="Cancel selected bookings", permissions=("change",))
+    def cancel_bookings(self, request, queryset):
+        self._transition(request, queryset, booking_cancel, "Cancelled")

@@ -93,7 +93,7 @@ PAGES = {
     "core_app": (another_app, True),
     "scheduling_schedule": (ScheduleFactory, True),
     "scheduling_eventtype": (EventTypeFactory, True),
-    "scheduling_booking": (BookingFactory, True),
+    "scheduling_booking": (BookingFactory, False),
     "payments_payment": (PaymentFactory, False),
 }
 

@@ -6,8 +6,10 @@ import pytest
 from django.urls import reverse
 
 from accounts.tests.factories import TeamFactory, UserFactory
-from scheduling.models import Availability, Booking, Schedule
+from scheduling.models import Availability, Booking, BookingStatus, Schedule
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from webhooks.models import WebhookDelivery, WebhookTrigger
+from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -158,3 +160,123 @@ def test_booking_list_searches_by_attendee_email_without_duplicates(operator_cli
 
     assert list(response.context["cl"].result_list) == [booking]
     assert Booking.objects.count() == 2
+
+
+def test_a_users_first_schedule_made_in_the_admin_becomes_their_default(operator_client):
+    user = UserFactory()
+
+    operator_client.post(
+        reverse("admin:scheduling_schedule_add"),
+        schedule_form(user, [{"days": ["1"], "start_time": "08:00", "end_time": "12:00"}]),
+    )
+
+    user.refresh_from_db()
+    assert user.default_schedule == Schedule.objects.get(user=user)
+
+
+def test_editing_a_schedule_replaces_its_rules(operator_client):
+    schedule = ScheduleFactory(name="Old")
+    rule = schedule.availability.get()
+    data = schedule_form(
+        schedule.user,
+        [{"id": rule.pk, "schedule": schedule.pk, "days": ["0", "6"], "start_time": "10:00", "end_time": "14:00"}],
+        name="Weekends",
+        **{"availability-INITIAL_FORMS": 1},
+    )
+
+    response = operator_client.post(reverse("admin:scheduling_schedule_change", args=[schedule.pk]), data)
+
+    assert response.status_code == 302
+    schedule.refresh_from_db()
+    new_rule = schedule.availability.get()
+    assert (schedule.name, new_rule.days, new_rule.start_time, new_rule.end_time) == (
+        "Weekends",
+        [0, 6],
+        time(10),
+        time(14),
+    )
+
+
+def test_deleting_the_default_schedule_hands_the_role_to_the_next_one(operator_client):
+    default = ScheduleFactory()
+    user = default.user
+    user.default_schedule = default
+    user.save(update_fields=["default_schedule"])
+    other = ScheduleFactory(user=user)
+
+    response = operator_client.post(reverse("admin:scheduling_schedule_delete", args=[default.pk]), {"post": "yes"})
+
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.default_schedule == other
+    assert not Schedule.objects.filter(pk=default.pk).exists()
+
+
+def test_bookings_are_not_added_in_the_admin(operator_client):
+    assert operator_client.get(reverse("admin:scheduling_booking_add")).status_code == 403
+
+
+def test_a_booking_status_cannot_be_edited_directly(operator_client):
+    booking = BookingFactory(status=BookingStatus.PENDING)
+    url = reverse("admin:scheduling_booking_change", args=[booking.pk])
+
+    response = operator_client.post(
+        url,
+        {
+            "title": "Renamed",
+            "description": "",
+            "location": "",
+            "metadata": "{}",
+            "status": "ACCEPTED",
+            "attendees-TOTAL_FORMS": 0,
+            "attendees-INITIAL_FORMS": 0,
+            "attendees-MIN_NUM_FORMS": 0,
+            "attendees-MAX_NUM_FORMS": 1000,
+        },
+    )
+
+    assert response.status_code == 302
+    booking.refresh_from_db()
+    assert (booking.title, booking.status) == ("Renamed", BookingStatus.PENDING)
+
+
+def test_cancel_action_cancels_through_the_service_and_emits_the_event(operator_client):
+    booking = BookingFactory()
+    WebhookFactory(user=booking.organizer, event_triggers=[WebhookTrigger.BOOKING_CANCELLED])
+
+    response = operator_client.post(
+        reverse("admin:scheduling_booking_changelist"), {"action": "cancel_bookings", "_selected_action": [booking.pk]}
+    )
+
+    assert response.status_code == 302
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.CANCELLED
+    assert WebhookDelivery.objects.filter(trigger_event=WebhookTrigger.BOOKING_CANCELLED).count() == 1
+
+
+def test_confirm_action_confirms_pending_bookings_and_reports_the_others(operator_client):
+    pending, accepted = BookingFactory(status=BookingStatus.PENDING), BookingFactory()
+
+    response = operator_client.post(
+        reverse("admin:scheduling_booking_changelist"),
+        {"action": "confirm_bookings", "_selected_action": [pending.pk, accepted.pk]},
+        follow=True,
+    )
+
+    pending.refresh_from_db()
+    accepted.refresh_from_db()
+    assert (pending.status, accepted.status) == (BookingStatus.ACCEPTED, BookingStatus.ACCEPTED)
+    shown = " ".join(str(message) for message in response.context["messages"])
+    assert "only a PENDING booking can be confirmed" in shown
+    assert "Confirmed 1 booking(s)." in shown
+
+
+def test_reject_action_rejects_pending_bookings(operator_client):
+    pending = BookingFactory(status=BookingStatus.PENDING)
+
+    operator_client.post(
+        reverse("admin:scheduling_booking_changelist"), {"action": "reject_bookings", "_selected_action": [pending.pk]}
+    )
+
+    pending.refresh_from_db()
+    assert pending.status == BookingStatus.REJECTED
