@@ -42,7 +42,7 @@ ERROR_DESCRIPTIONS = {
     400: "validation_error (the body's `errors` names each bad field) or malformed_request",
     401: "not_authenticated or invalid_token (with WWW-Authenticate)",
     403: "insufficient_scope (with WWW-Authenticate naming the scope) or permission_denied",
-    404: "not_found: the object does not exist or the caller may not see it",
+    404: "not_found: the object (or one the body refers to) does not exist or the caller may not see it",
     409: "conflict with the current state",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
@@ -216,8 +216,8 @@ class ResourceAutoSchema(AutoSchema):
         action = getattr(self.view, "action", None)
         if self.method in ("POST", "PUT", "PATCH") or action == "list" or (self.is_resource_viewset and has_path_id):
             statuses.append(400)  # bodies, pagination/filters, malformed composite ids
-        if has_path_id:
-            statuses.append(404)
+        if has_path_id or self.method in ("POST", "PUT", "PATCH"):
+            statuses.append(404)  # the object, or one the body refers to, is missing or hidden
         if action in getattr(self.view, "conflict_actions", ()):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
@@ -226,15 +226,15 @@ class ResourceAutoSchema(AutoSchema):
 
     def _uses_envelopes(self) -> bool:
         """A standard action of a ResourceViewSet whose responses no @extend_schema overrides."""
-        # @extend_schema always subclasses the schema, so compare what it returns with the default.
-        declared = self.get_response_serializers()
-        overridden = isinstance(declared, dict) or type(declared) is not type(self._get_serializer())
-        return (
+        if not (
             self.is_resource_viewset
-            and not overridden
             and getattr(self.view, "serializer_class", None) is not None
             and getattr(self.view, "action", None) in STANDARD_ACTIONS
-        )
+        ):
+            return False
+        # @extend_schema always subclasses the schema, so compare what it returns with the default.
+        declared = self.get_response_serializers()
+        return not isinstance(declared, dict) and type(declared) is type(self._get_serializer())
 
     def _get_response_bodies(self, direction="response"):
         if self._uses_envelopes():
