@@ -227,6 +227,7 @@ class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
     hash exists; "Issue a new client secret" replaces it."""
 
     form = OAuthClientForm
+    radio_fields = {"client_type": admin.HORIZONTAL}
     change_form_template = "admin/oauth2_provider/application/change_form.html"
     list_display = ("name", "client_id", "client_type", "scope_ceiling", "suspended", "created")
     list_filter = ("client_type", SuspendedFilter, "created")
