@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Membership, MembershipRole, Team
-from core.exceptions import Conflict, Forbidden, NotFound
+from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
 from webhooks.events import enqueue_deliveries, schedule_meeting_triggers_for_webhook
 from webhooks.models import (
@@ -81,7 +81,9 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
     if platform_oauth_client_id is not None:
         client = Application.objects.filter(pk=platform_oauth_client_id).first()
         if client is None:
-            raise NotFound(f"OAuth client {platform_oauth_client_id} does not exist.")
+            raise ValidationError(
+                {"platformOAuthClientId": [f"OAuth client {platform_oauth_client_id} does not exist."]}
+            )
         owner["platform_oauth_client"] = client
     if event_type_id is not None:
         event_type = EventType.objects.filter(pk=event_type_id).first()
@@ -94,7 +96,7 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
             )
         )
         if not visible:
-            raise NotFound(f"Event type {event_type_id} does not exist.")
+            raise ValidationError({"eventTypeId": [f"Event type {event_type_id} does not exist."]})
         if not is_admin and event_type.owner_id != actor.pk and not _is_team_admin(actor, event_type.team_id):
             raise Forbidden("Only the team's admins and owners may add webhooks to its event types.")
         owner["event_type"] = event_type
@@ -102,7 +104,7 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
         team = Team.objects.filter(pk=team_id).first()
         member = team is not None and Membership.objects.filter(user=actor, team=team, accepted=True).exists()
         if team is None or not (is_admin or member):
-            raise NotFound(f"Team {team_id} does not exist.")
+            raise ValidationError({"teamId": [f"Team {team_id} does not exist."]})
         if not is_admin and not _is_team_admin(actor, team_id):
             raise Forbidden("Only the team's admins and owners may add team webhooks.")
         owner["team"] = team
@@ -111,7 +113,7 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
 
         user = User.objects.filter(pk=user_id).first()
         if user is None:
-            raise NotFound(f"User {user_id} does not exist.")
+            raise ValidationError({"userId": [f"User {user_id} does not exist."]})
         owner["user"] = user
     elif platform_oauth_client_id is None:
         owner["user"] = actor

@@ -1,5 +1,6 @@
 """Webhooks (contract §4.5) and their delivery log, test sends, redelivery and secret rotation."""
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -38,6 +39,13 @@ UUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-
 SCOPES = {"GET": "READ_WEBHOOK", "POST": "WRITE_WEBHOOK", "PATCH": "WRITE_WEBHOOK", "DELETE": "WRITE_WEBHOOK"}
 
 
+WEBHOOK_ENVELOPE = inline_serializer("WebhookSecretEnvelope", {"webhook": WebhookSerializer()})
+DELIVERY_ENVELOPE = inline_serializer("DeliveryDetailEnvelope", {"delivery": DeliveryDetailSerializer()})
+TEST_RESULT = inline_serializer(
+    "WebhookTestResult", {"attempt": DeliveryAttemptSerializer(), "delivery": DeliveryDetailSerializer()}
+)
+
+
 def require_empty_body(request) -> None:
     EmptyBodySerializer(data=request.data if request.data else {}).is_valid(raise_exception=True)
 
@@ -54,6 +62,8 @@ class WebhookViewSet(
     input_serializer_class = WebhookCreateSerializer
     update_serializer_class = WebhookUpdateSerializer
     lookup_value_regex = UUID_PATTERN
+    lookup_schema = {"type": "string", "format": "uuid"}
+    conflict_actions = ("create", "partial_update")
 
     def get_queryset(self):
         user_ids = self.requested_user_ids() if self.action == "list" else None
@@ -76,6 +86,7 @@ class WebhookViewSet(
     def perform_destroy(self, instance):
         webhook_delete(webhook=instance)
 
+    @extend_schema(request=None, responses={200: TEST_RESULT})
     @action(detail=True, methods=["post"], url_path="test")
     def send_test(self, request, *args, **kwargs):
         """Send a signed PING now and answer with the logged attempt, whatever the receiver did."""
@@ -90,6 +101,7 @@ class WebhookViewSet(
             }
         )
 
+    @extend_schema(request=None, responses={200: WEBHOOK_ENVELOPE})
     @action(detail=True, methods=["post"], url_path="rotate-secret")
     def rotate_secret(self, request, *args, **kwargs):
         """A new secret, shown once; the old one keeps signing alongside it for the grace period."""
@@ -107,6 +119,7 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     envelope_plural = "deliveries"
     resource_label = "Delivery"
     serializer_class = DeliverySerializer
+    conflict_actions = ("redeliver",)
 
     def get_webhook(self):
         if not hasattr(self, "_webhook"):
@@ -130,6 +143,19 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     def get_output_serializer(self, instance):
         return DeliveryDetailSerializer(instance, context=self.get_serializer_context())
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=DeliveryStatus.values, description="Only deliveries in this status.")
+        ]
+    )
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses={200: DELIVERY_ENVELOPE})
+    def retrieve(self, request, *args, **kwargs):
+        return super().retrieve(request, *args, **kwargs)
+
+    @extend_schema(request=None, responses={202: DELIVERY_ENVELOPE})
     @action(detail=True, methods=["post"])
     def redeliver(self, request, *args, **kwargs):
         """Send again from the start of the retry schedule, with the same `webhook-id`."""

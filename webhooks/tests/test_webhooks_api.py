@@ -98,7 +98,7 @@ def test_same_owner_and_url_twice_is_409(api_client):
     assert create(api_client, UserFactory()).status_code == 201  # another owner may use the URL
 
 
-def test_event_type_webhook_for_own_event_type_and_404_for_someone_elses(api_client):
+def test_event_type_webhook_for_own_event_type_and_400_for_someone_elses(api_client):
     user = UserFactory()
     own = EventTypeFactory(owner=user)
     response = create(api_client, user, eventTypeId=own.pk)
@@ -111,8 +111,10 @@ def test_event_type_webhook_for_own_event_type_and_404_for_someone_elses(api_cli
         "length": own.length,
     }
 
-    response = create(api_client, user, eventTypeId=EventTypeFactory().pk, subscriberUrl=URL + "2")
-    assert response.status_code == 404
+    someone_elses = EventTypeFactory()
+    response = create(api_client, user, eventTypeId=someone_elses.pk, subscriberUrl=URL + "2")
+    assert response.status_code == 400
+    assert response.json()["errors"]["eventTypeId"] == [f"Event type {someone_elses.pk} does not exist."]
     assert Webhook.objects.count() == 1
 
 
@@ -127,7 +129,7 @@ def test_team_webhooks_need_team_admin(api_client):
     assert create(api_client, admin, eventTypeId=team_type.pk).status_code == 201
     assert create(api_client, member, teamId=team.pk, subscriberUrl=URL + "m").status_code == 403
     assert create(api_client, member, eventTypeId=team_type.pk, subscriberUrl=URL + "m").status_code == 403
-    assert create(api_client, UserFactory(), teamId=team.pk, subscriberUrl=URL + "x").status_code == 404
+    assert create(api_client, UserFactory(), teamId=team.pk, subscriberUrl=URL + "x").status_code == 400
     assert Webhook.objects.count() == 2
 
     listed = api_client.get("/v1/webhooks", **auth(admin)).json()["webhooks"]
