@@ -1,5 +1,5 @@
-"""Payloads that are not built from a stored booking: the sample used to validate templates and
-sent as the PING of `POST /webhooks/{id}/test`, and the booking payload of scheduled triggers.
+"""The sample payload used to validate templates and sent as the PING of `POST /webhooks/{id}/test`,
+and the booking payload of scheduled triggers.
 
 Every trigger this service emits carries the booking payload shape of `scheduling/payloads.py`, so
 one sample serves every trigger.
@@ -45,45 +45,7 @@ def sample_payload(trigger_event: str = "PING") -> dict:
 
 
 def booking_payload(booking) -> dict:
-    """The booking payload of `scheduling.payloads` when that module provides one, else the same
-    shape built here (scheduled triggers fire long after the booking's own transaction)."""
-    try:
-        from scheduling import payloads
-    except ImportError:
-        payloads = None
-    builder = getattr(payloads, "booking_payload", None)
-    if builder is not None:
-        return builder(booking)
-    organizer = booking.organizer
-    event_type = booking.event_type
-    rescheduled_from = booking.rescheduled_from
-    return {
-        "type": event_type.slug if event_type else "",
-        "title": booking.title,
-        "description": booking.description,
-        "startTime": iso_z(booking.start_time),
-        "endTime": iso_z(booking.end_time),
-        "organizer": {
-            "id": organizer.pk,
-            "name": organizer.name,
-            "email": organizer.email,
-            "username": organizer.username,
-            "timeZone": organizer.time_zone,
-        },
-        "attendees": [
-            {"name": attendee.name, "email": attendee.email, "timeZone": attendee.time_zone}
-            for attendee in booking.attendees.all()
-        ],
-        "uid": booking.uid,
-        "bookingId": booking.pk,
-        "status": booking.status,
-        "eventTypeId": booking.event_type_id,
-        "location": booking.location,
-        "price": event_type.price if event_type else 0,
-        "currency": event_type.currency if event_type else "usd",
-        "metadata": booking.metadata,
-        "rescheduleUid": rescheduled_from.uid if rescheduled_from else None,
-        "rescheduleStartTime": iso_z(rescheduled_from.start_time) if rescheduled_from else None,
-        "rescheduleEndTime": iso_z(rescheduled_from.end_time) if rescheduled_from else None,
-        "cancellationReason": booking.cancellation_reason or None,
-    }
+    """The booking payload of `scheduling.payloads`, built when a scheduled trigger fires."""
+    from scheduling.payloads import booking_payload as build
+
+    return build(booking)

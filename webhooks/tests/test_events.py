@@ -150,3 +150,28 @@ def test_team_webhook_hears_meetings_of_team_event_types():
     booking = BookingFactory(event_type=event_type)
     schedule_meeting_triggers(booking=booking)
     assert WebhookScheduledTrigger.objects.filter(webhook=webhook).count() == 2
+
+
+def test_sweeper_takes_back_due_deliveries_whose_lease_expired_and_leaves_leased_ones(
+    django_capture_on_commit_callbacks,
+):
+    from django.utils import timezone
+
+    from webhooks.delivery import sweep
+
+    webhook = WebhookFactory()
+    lost, leased, later = (emit_event(trigger=CREATED, payload={}, user=webhook.user)[0] for _ in range(3))
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=lost.pk).update(
+        status=DeliveryStatus.DELIVERING, lease_expires_at=now - timedelta(seconds=1)
+    )
+    WebhookDelivery.objects.filter(pk=later.pk).update(next_attempt_at=now + timedelta(hours=1), lease_expires_at=None)
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert sweep() == 1
+
+    lost.refresh_from_db()
+    assert lost.status == DeliveryStatus.PENDING and lost.lease_expires_at > now
+    assert len(callbacks) == 1
+    leased.refresh_from_db()
+    assert leased.status == DeliveryStatus.PENDING
