@@ -1,16 +1,17 @@
 """Back office for people, teams, API keys and OAuth clients.
 
 Writes go through services where they exist (API keys: `accounts.services`; OAuth clients:
-`accounts.admin_forms`). Teams and memberships are plain model admins with model validation until
-their services land.
+`accounts.admin_forms`). Staff edit memberships without the API's role rules, but never so that a
+team loses its last accepted OWNER (`accounts.services.membership_owner_loss`).
 """
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
 from django.http import Http404
 from django.urls import path
 from django.utils import timezone
@@ -26,8 +27,8 @@ from accounts.admin_forms import (
     oauth_client_set_suspended,
     oauth_client_update,
 )
-from accounts.models import ApiKey, Membership, OAuthCodeRedemption, Team, User
-from accounts.services import api_key_create, api_key_revoke
+from accounts.models import ApiKey, Membership, MembershipRole, OAuthCodeRedemption, Team, User
+from accounts.services import api_key_create, api_key_revoke, membership_owner_loss
 from core.admin import RevealOnceAdminMixin
 
 
@@ -87,8 +88,27 @@ class UserAdmin(DjangoUserAdmin):
 # --- Teams and memberships -------------------------------------------------------------------
 
 
+class MembershipInlineFormSet(BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        if self.instance.pk is None:
+            return
+        remaining = {
+            form.instance.pk or id(form)
+            for form in self.forms
+            if form.cleaned_data
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("accepted")
+            and form.cleaned_data.get("role") == MembershipRole.OWNER
+        }
+        problem = membership_owner_loss(team=self.instance, remaining_owner_ids=remaining)
+        if problem:
+            raise ValidationError(problem)
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
+    formset = MembershipInlineFormSet
     fields = ("user", "role", "accepted", "disable_impersonation", "created_at")
     readonly_fields = ("created_at",)
     autocomplete_fields = ("user",)
@@ -125,6 +145,45 @@ class MembershipAdmin(admin.ModelAdmin):
     @admin.display(description="e-mail", ordering="user__email")
     def user_email(self, membership):
         return membership.user.email
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class MembershipForm(form_class):
+            def clean(self):
+                cleaned = super().clean()
+                membership = self.instance
+                if membership.pk is not None and "team" in cleaned:
+                    stays_owner = cleaned.get("accepted") and cleaned.get("role") == MembershipRole.OWNER
+                    others = _accepted_owner_ids(membership.team, exclude=[membership.pk])
+                    remaining = others | (
+                        {membership.pk} if stays_owner and cleaned["team"] == membership.team else set()
+                    )
+                    problem = membership_owner_loss(team=membership.team, remaining_owner_ids=remaining)
+                    if problem:
+                        raise ValidationError(problem)
+                return cleaned
+
+        return form_class if obj is None else MembershipForm
+
+    def get_deleted_objects(self, objs, request):
+        """Deleting the last accepted owner of a team is refused on the confirmation page."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        by_team: dict[int, list[Membership]] = {}
+        for membership in objs:
+            by_team.setdefault(membership.team_id, []).append(membership)
+        for memberships in by_team.values():
+            team = memberships[0].team
+            remaining = _accepted_owner_ids(team, exclude=[membership.pk for membership in memberships])
+            problem = membership_owner_loss(team=team, remaining_owner_ids=remaining)
+            if problem:
+                protected = [*protected, problem]
+        return deleted, counts, perms_needed, protected
+
+
+def _accepted_owner_ids(team, *, exclude) -> set[int]:
+    owners = Membership.objects.filter(team=team, accepted=True, role=MembershipRole.OWNER).exclude(pk__in=exclude)
+    return set(owners.values_list("pk", flat=True))
 
 
 # --- API keys --------------------------------------------------------------------------------

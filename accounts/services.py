@@ -57,6 +57,20 @@ def _is_last_accepted_owner(membership: Membership) -> bool:
     return not others.exclude(pk=membership.pk).exists()
 
 
+def membership_owner_loss(*, team: Team, remaining_owner_ids) -> str | None:
+    """For back-office edits, which bypass team roles but not the team's invariant.
+
+    `remaining_owner_ids` are the membership ids that will be accepted OWNERs after the edit. If the
+    team has an accepted OWNER now and would have none afterwards, return why the edit is refused.
+    """
+    current = set(
+        Membership.objects.filter(team=team, accepted=True, role=MembershipRole.OWNER).values_list("pk", flat=True)
+    )
+    if current and not set(remaining_owner_ids):
+        return f"Team “{team}” must keep at least one accepted owner; make someone else owner first."
+    return None
+
+
 @transaction.atomic
 def team_create(
     *, actor: User, name: str, slug: str, bio: str = "", logo: str = "", hide_branding: bool = False
