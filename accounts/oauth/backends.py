@@ -31,7 +31,13 @@ def request_parameters(request) -> dict[str, str]:
                 raise MalformedBody(f"The parameter '{key}' must be a string.")
             parameters[str(key)] = str(value)
     else:
-        parameters = {key: values[-1] for key, values in request.POST.lists()}
+        parameters = {}
+        for key, values in request.POST.lists():
+            # RFC 6749 §3.1/§3.2: parameters must not be sent more than once; taking one of two
+            # `code`s or `client_id`s silently would let the copies disagree.
+            if len(values) > 1:
+                raise MalformedBody(f"The parameter '{key}' is sent more than once.")
+            parameters[key] = values[0]
     if "scope" in parameters:
         parameters["scope"] = " ".join(parse_scopes(parameters["scope"]))
     return parameters

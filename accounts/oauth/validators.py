@@ -7,7 +7,10 @@ What is added to DOT's defaults, each one a security rule of the contract:
   for a code that was issued without a challenge is refused (PKCE downgrade);
 - requested scopes must lie within the client's ceiling (`profile.scope_ceiling`);
 - a replayed authorization code revokes every token issued from it;
-- an inactive user's codes and refresh tokens are worthless.
+- an inactive user's codes and refresh tokens are worthless;
+- a `client_id` in the body must name the client that authenticated by HTTP Basic;
+- `redirect_uri` is required at the token endpoint when the authorization request carried one
+  (RFC 6749 §4.1.3).
 """
 
 import hashlib
@@ -19,6 +22,11 @@ from oauthlib.oauth2.rfc6749 import errors
 from accounts.oauth import services
 from accounts.oauth.selectors import client_is_suspended, client_scope_ceiling
 from core.scopes import all_scopes, expand_scopes
+
+# Grant.claims is only used by OpenID Connect, which this server does not offer; it marks a code
+# whose authorization request left redirect_uri out (the registered default was used), because
+# only such a code may be exchanged without redirect_uri (RFC 6749 §4.1.3).
+DEFAULT_REDIRECT_MARKER = "redirect_uri:default"
 
 
 def code_checksum(code: str) -> str:
@@ -32,6 +40,21 @@ class ServiceOAuth2Validator(OAuth2Validator):
             request.client = None
             return None
         return application
+
+    def authenticate_client(self, request, *args, **kwargs):
+        if not super().authenticate_client(request, *args, **kwargs):
+            return False
+        # HTTP Basic wins over the body in DOT; a different client_id in the body is a confused or
+        # forged request, not something to ignore.
+        body_client_id = request.client_id
+        return not body_client_id or body_client_id == request.client.client_id
+
+    def _create_authorization_code(self, request, code, expires=None):
+        grant = super()._create_authorization_code(request, code, expires)
+        if getattr(request, "redirect_uri_given", True) is False:
+            grant.claims = DEFAULT_REDIRECT_MARKER
+            grant.save(update_fields=["claims"])
+        return grant
 
     def validate_redirect_uri(self, client_id, redirect_uri, request, *args, **kwargs):
         # DOT tolerates some variation (loopback ports, normalisation); the contract does not.
@@ -60,9 +83,15 @@ class ServiceOAuth2Validator(OAuth2Validator):
         request.user = grant.user
         request.grant_code_challenge = grant.code_challenge or None
         request.grant_code_challenge_method = grant.code_challenge_method or None
+        request.grant_redirect_uri_given = grant.claims != DEFAULT_REDIRECT_MARKER
         return True
 
     def confirm_redirect_uri(self, client_id, code, redirect_uri, client, request, *args, **kwargs):
+        if getattr(request, "using_default_redirect_uri", False) and getattr(request, "grant_redirect_uri_given", True):
+            raise errors.InvalidRequestError(
+                description="Missing redirect_uri parameter: the authorization request carried one.",
+                request=request,
+            )
         if super().confirm_redirect_uri(client_id, code, redirect_uri, client, request, *args, **kwargs):
             return True
         # RFC 6749 §5.2 names this invalid_grant; oauthlib would say invalid_request.

@@ -129,6 +129,8 @@ class AuthorizeView(View):
         allow = form.is_valid() and form.cleaned_data["decision"] == ConsentForm.ALLOW
         # PKCE parameters are read again from the query string by oauthlib.
         credentials = {key: credentials[key] for key in ("client_id", "redirect_uri", "response_type", "state")}
+        # Whether the client named redirect_uri decides if the token request must repeat it.
+        credentials["redirect_uri_given"] = "redirect_uri" in request.GET
         try:
             uri, _headers, _body, _status = get_oauthlib_core().create_authorization_response(
                 request=request, scopes=" ".join(scopes), credentials=credentials, allow=allow
@@ -166,6 +168,20 @@ def _error(error: str, description: str | None = None, status: int = 400) -> Htt
     return _oauth_json(body, status)
 
 
+def _post_only(view):
+    """The machine endpoints take POST only; any other method gets an RFC 6749-style JSON 405."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method != "POST":
+            response = _error("invalid_request", f"Use POST, not {request.method}.", status=405)
+            response["Allow"] = "POST"
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def _issue_tokens(request) -> HttpResponse:
     try:
         parameters = request_parameters(request)
@@ -186,14 +202,14 @@ def _issue_tokens(request) -> HttpResponse:
 
 
 @csrf_exempt
-@require_POST
+@_post_only
 def token(request):
     """`POST /api/auth/oauth/token`: authorization_code and refresh_token grants (RFC 6749 §4.1.3, §6)."""
     return _issue_tokens(request)
 
 
 @csrf_exempt
-@require_POST
+@_post_only
 def refresh_token(request):
     """`POST /api/auth/oauth/refreshToken`: like the token endpoint's refresh grant, Cal.com style.
 
@@ -237,7 +253,7 @@ def _authenticated_client(request, parameters: dict):
 
 
 @csrf_exempt
-@require_POST
+@_post_only
 def revoke(request):
     """`POST /api/auth/oauth/revoke` (RFC 7009). Public clients identify themselves by client_id."""
     try:
@@ -254,7 +270,7 @@ def revoke(request):
 
 
 @csrf_exempt
-@require_POST
+@_post_only
 def introspect(request):
     """`POST /api/auth/oauth/introspect` (RFC 7662) for confidential clients, about their own tokens."""
     try:
