@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TEST_SETTINGS := DJANGO_SETTINGS_MODULE=config.settings_test
 
-.PHONY: venv browser run test lint format clean
+.PHONY: venv browser run test lint format clean bench
 
 venv: $(VENV)/.installed
 
@@ -51,3 +51,13 @@ format: venv
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache
+
+# The API side by side with its framework floors (docs/benchmarks.md): wipes and seeds DATABASE_URL
+# (default postgres://postgres@127.0.0.1:5432/sched_bench; its name must contain "bench"), serves it
+# with gunicorn, loads it with wrk from a separate process, rewrites docs/benchmarks.md and its chart.
+# About 10 minutes on 2 cores; needs PostgreSQL and Redis (REDIS_URL, default db 7).
+bench: venv
+	@command -v wrk >/dev/null || { echo "Installing Debian's wrk"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
+	$(BIN)/python -m benchmarks.run

@@ -1,0 +1,74 @@
+"""The benchmark floors (benchmarks/, `make bench`) exist only under config.settings_bench."""
+
+import pytest
+from django.test import override_settings
+from django.urls import Resolver404, resolve
+
+from accounts.tests.factories import ApiKeyFactory
+
+pytestmark = pytest.mark.django_db
+
+FLOOR_PATHS = ["/bench/static", "/bench/db/me", "/bench/db/schedules", "/bench/noauth/schedules/1"]
+
+
+@pytest.mark.parametrize("path", FLOOR_PATHS)
+def test_production_urls_do_not_serve_benchmark_floors(api_client, path):
+    with pytest.raises(Resolver404):
+        resolve(path, urlconf="config.urls")
+    api_key = ApiKeyFactory()
+
+    response = api_client.get(path, HTTP_AUTHORIZATION=f"Bearer {api_key.raw_key}")
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_benchmark_urlconf_adds_floors_to_every_production_url():
+    assert resolve("/bench/static", urlconf="benchmarks.urls").func.__name__ == "static"
+    for path in ("/v1/me", "/me", "/v1/schedules", "/healthz", "/api/auth/oauth/token"):
+        assert resolve(path, urlconf="benchmarks.urls").route == resolve(path, urlconf="config.urls").route
+
+
+@override_settings(ROOT_URLCONF="benchmarks.urls")
+def test_db_floor_of_me_answers_the_callers_row_in_one_query(client, django_assert_num_queries):
+    api_key = ApiKeyFactory(user__username="floor-user")
+
+    with django_assert_num_queries(1):
+        response = client.get("/bench/db/me", HTTP_AUTHORIZATION=f"Bearer {api_key.raw_key}")
+
+    assert response.status_code == 200
+    assert response.json()["user"]["user__username"] == "floor-user"
+
+
+def test_seed_writes_the_documented_data_set_and_bookable_slots(api_client):
+    from accounts.models import Membership
+    from benchmarks.seed import seed
+    from payments.models import Payment
+    from scheduling.models import Availability, Booking, EventType, Schedule
+    from webhooks.models import Webhook
+
+    seeded = seed()
+
+    assert Schedule.objects.count() == 50
+    assert Availability.objects.count() == 150
+    assert EventType.objects.count() == 20
+    assert Booking.objects.count() == 2000
+    assert Payment.objects.count() == 500
+    assert Webhook.objects.count() == 20
+    assert Membership.objects.filter(team_id=seeded["team_id"], accepted=True).count() == 50
+    assert len(set(seeded["post_slots"])) == len(seeded["post_slots"]) == 5000
+    busy_start, busy_end = seeded["busy_window"]
+    assert Booking.objects.filter(start_time__date__gte=busy_start, start_time__date__lte=busy_end).count() == 500
+    response = api_client.post(
+        "/v1/bookings",
+        {
+            "eventTypeId": seeded["post_event_type_id"],
+            "start": seeded["post_slots"][-1],
+            "name": "Guest",
+            "email": "guest@example.com",
+            "timeZone": "Europe/Berlin",
+        },
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {seeded['api_key']}",
+    )
+    assert response.status_code == 201, response.content
