@@ -181,11 +181,20 @@ def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, da
     return index < len(busy) and busy[index][0] < end
 
 
+# Zones that are UTC itself: their times are spelled with `Z` like every other UTC date-time of the
+# API (CONTRACT.md §1), so a slot can be compared with a booking's `startTime` as a string.
+UTC_ZONE_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal", "Etc/Zulu", "Zulu"})
+
+
 def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
     """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}`, days and offsets in `time_zone`."""
     zone = ZoneInfo(time_zone)
+    zulu = time_zone in UTC_ZONE_NAMES
     grouped: dict[str, list[dict[str, str]]] = {}
     for slot in slots:
         local = slot.astimezone(zone)
-        grouped.setdefault(local.date().isoformat(), []).append({"time": local.isoformat()})
+        text = local.isoformat()
+        if zulu:
+            text = text.removesuffix("+00:00") + "Z"
+        grouped.setdefault(local.date().isoformat(), []).append({"time": text})
     return grouped

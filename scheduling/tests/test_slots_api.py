@@ -195,8 +195,8 @@ def test_offset_with_unencoded_plus_is_read_as_plus(api_client, key, event_type)
     assert encoded.status_code == unencoded.status_code == 200
     assert encoded.json() == unencoded.json()
     assert [slot["time"] for slot in encoded.json()["slots"][day.isoformat()]] == [
-        f"{day}T10:00:00+00:00",
-        f"{day}T11:00:00+00:00",
+        f"{day}T10:00:00Z",
+        f"{day}T11:00:00Z",
     ]
 
 
