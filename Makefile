@@ -61,3 +61,9 @@ bench: venv
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python -m benchmarks.run
+
+.PHONY: bench-webhooks
+# Webhook delivery: commit-to-first-attempt latency and deliveries/s of one worker vs a no-op task.
+# Needs PostgreSQL and Redis (DATABASE_URL / REDIS_URL); creates and drops its own database.
+bench-webhooks: venv
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.webhooks
