@@ -1,3 +1,4 @@
+import functools
 import zoneinfo
 
 from django.conf import settings
@@ -6,11 +7,15 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
 
+# available_timezones() walks the tz database on disk (~10 ms); the set does not change while the
+# process runs, and it is checked on every write that carries a zone and on every GET /slots.
+_available_time_zones = functools.cache(zoneinfo.available_timezones)
+
 
 def validate_time_zone(value: str) -> None:
     from django.core.exceptions import ValidationError
 
-    if value not in zoneinfo.available_timezones():
+    if value not in _available_time_zones():
         raise ValidationError(f"'{value}' is not a valid IANA time zone.", code="invalid_time_zone")
 
 
