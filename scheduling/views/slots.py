@@ -4,7 +4,7 @@ from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -72,6 +72,20 @@ def query_instant(request, name: str, *, zone: str = "UTC", end: bool = False, r
     return value
 
 
+class SlotSerializer(serializers.Serializer):
+    time = serializers.CharField(help_text="ISO 8601 date-time with the offset of `timeZone` (`Z` in UTC).")
+
+
+# One object for the whole answer although `list` is the action: without many=False the OpenAPI
+# document would promise an array.
+@extend_schema_serializer(many=False)
+class SlotsSerializer(serializers.Serializer):
+    slots = serializers.DictField(
+        child=serializers.ListField(child=SlotSerializer()),
+        help_text="Free slots by day (`YYYY-MM-DD` in `timeZone`).",
+    )
+
+
 class SlotViewSet(ResourceViewSet):
     """Free slots of an event type, grouped by day in the requested time zone."""
 
@@ -85,10 +99,7 @@ class SlotViewSet(ResourceViewSet):
             OpenApiParameter("endTime", str, required=True, description="ISO 8601 date-time or date (inclusive)."),
             OpenApiParameter("timeZone", str, description="IANA zone for grouping and offsets; default UTC."),
         ],
-        responses=inline_serializer(
-            "Slots",
-            {"slots": serializers.DictField(child=serializers.ListField(child=serializers.DictField()))},
-        ),
+        responses=SlotsSerializer,
     )
     def list(self, request, *args, **kwargs):
         event_type_id = query_int(request, "eventTypeId", required=True)
