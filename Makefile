@@ -25,7 +25,8 @@ browser:
 
 # Embedded defaults (SQLite in var/, a filesystem broker in var/broker) unless DATABASE_URL /
 # REDIS_URL are set. `rundev` supervises runserver, a Celery worker and beat; Ctrl-C stops all three.
-RUN_ENV := DEBUG=$${DEBUG:-1}
+# The local demo may send webhooks to receivers on this machine (production allows none by default).
+RUN_ENV := DEBUG=$${DEBUG:-1} WEBHOOK_ALLOWED_CIDRS=$${WEBHOOK_ALLOWED_CIDRS-127.0.0.0/8,::1/128}
 RUN_ADDRESS ?= 127.0.0.1:8000
 
 run: venv
