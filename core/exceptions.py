@@ -7,6 +7,7 @@ responses by hand.
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
@@ -134,6 +135,9 @@ def problem_exception_handler(exc, context):
     from rest_framework.views import exception_handler as drf_exception_handler
 
     request = context.get("request")
+    if isinstance(exc, RequestDataTooBig):
+        # The contract has no 413 code; a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a request we will not read.
+        exc = MalformedRequest(detail="The request body is too large.")
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)

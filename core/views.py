@@ -1,14 +1,36 @@
+from functools import wraps
+
 from django.db import connection
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from core.exceptions import json_problem_response
 
 
+def read_only_probe(view):
+    """Probes answer GET and HEAD; anything else is a problem+json 405, not a CSRF page."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method not in ("GET", "HEAD"):
+            response = json_problem_response(
+                request, 405, "method_not_allowed", f'Method "{request.method}" not allowed.'
+            )
+            response["Allow"] = "GET, HEAD"
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@read_only_probe
 def healthz(request):
     """The process is up and answering."""
     return JsonResponse({"status": "ok"})
 
 
+@read_only_probe
 def readyz(request):
     """The database and the broker are reachable, so requests and deliveries can be served."""
     checks = {}
