@@ -180,7 +180,7 @@ API_KEY_PREFIX = env.str("API_KEY_PREFIX", default="sk_live_")
 # --- REST framework ----------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
