@@ -47,6 +47,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -180,8 +181,10 @@ API_KEY_PREFIX = env.str("API_KEY_PREFIX", default="sk_live_")
 # --- REST framework ----------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JSONFallbackNegotiation",
+    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",  # contract §1: UTC, whole seconds, Z
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],
@@ -247,7 +250,11 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = env.str("STATIC_ROOT", default="") or None  # only for an optional collectstatic
+# WhiteNoise serves the admin's and the offline API docs page's assets from the installed apps, in
+# production too (no collectstatic step, no separate file server needed for a handful of files).
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
