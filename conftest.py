@@ -51,3 +51,11 @@ def api_client():
     from rest_framework.test import APIClient
 
     return APIClient()
+
+
+@pytest.fixture
+def chromium():
+    from core.tests.browser import headless_chromium
+
+    with headless_chromium() as driver:
+        yield driver

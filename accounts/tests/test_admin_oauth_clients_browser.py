@@ -1,13 +1,11 @@
 """The operator registers an OAuth client in headless Chromium and sees its secret exactly once."""
 
-import tempfile
-
 import pytest
 from django.contrib.auth.hashers import check_password
 from oauth2_provider.models import Application
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import UserFactory
 
@@ -16,27 +14,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture
-def chromium():
-    with tempfile.TemporaryDirectory() as profile_dir:
-        options = webdriver.ChromeOptions()
-        for argument in (
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile_dir}",
-        ):
-            options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        driver.set_page_load_timeout(30)
-        try:
-            yield driver
-        finally:
-            driver.quit()
+def wait_for(driver, css_selector: str):
+    """Clicking submit returns before the next page is there; wait for it instead of racing it."""
+    return WebDriverWait(driver, 30).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css_selector))
+    )
 
 
 def test_operator_registers_a_client_in_the_browser_and_sees_the_secret_once(chromium, live_server):
@@ -46,7 +28,7 @@ def test_operator_registers_a_client_in_the_browser_and_sees_the_secret_once(chr
     chromium.find_element(By.ID, "id_password").send_keys(PASSWORD)
     chromium.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
 
-    chromium.find_element(By.ID, "id_name").send_keys("Browser Registered App")
+    wait_for(chromium, "#id_name").send_keys("Browser Registered App")
     chromium.find_element(By.ID, "id_redirect_uris").send_keys("https://app.example/callback")
     chromium.find_element(By.CSS_SELECTOR, "input[name=client_type][value=confidential]").click()
     chromium.find_element(By.ID, "id_logo").send_keys("https://app.example/logo.png")
@@ -55,7 +37,7 @@ def test_operator_registers_a_client_in_the_browser_and_sees_the_secret_once(chr
         chromium.find_element(By.CSS_SELECTOR, f"input[name=scope_ceiling][value={scope}]").click()
     chromium.find_element(By.CSS_SELECTOR, "input[name=_save]").click()
 
-    client_id = chromium.find_element(By.CSS_SELECTOR, "code[data-label='Client ID']").text
+    client_id = wait_for(chromium, "code[data-label='Client ID']").text
     secret = chromium.find_element(By.CSS_SELECTOR, "code.revealed-secret").text
     assert "will not be shown again" in chromium.page_source
     application = Application.objects.get(client_id=client_id)
@@ -68,5 +50,6 @@ def test_operator_registers_a_client_in_the_browser_and_sees_the_secret_once(chr
     assert "cannot be shown again" in chromium.page_source
     assert secret not in chromium.page_source
     chromium.find_element(By.LINK_TEXT, "Go to Browser Registered App").click()
+    wait_for(chromium, "#id_name")
     assert client_id in chromium.page_source
     assert secret not in chromium.page_source

@@ -1,12 +1,9 @@
 """The sign-in and consent pages in headless Chromium, landing on a real redirect URI."""
 
-import tempfile
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from oauth2_provider.models import Grant
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
@@ -15,29 +12,6 @@ from accounts.tests.factories import ApplicationFactory, UserFactory
 from accounts.tests.oauth_support import PASSWORD, pkce_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def chromium():
-    with tempfile.TemporaryDirectory() as profile_dir:
-        options = webdriver.ChromeOptions()
-        for argument in (
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile_dir}",
-        ):
-            options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        driver.set_page_load_timeout(30)
-        try:
-            yield driver
-        finally:
-            driver.quit()
 
 
 @pytest.fixture

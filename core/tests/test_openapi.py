@@ -2,19 +2,17 @@
 docs page works offline."""
 
 import json
-import tempfile
 
 import pytest
 import requests
 import schemathesis
 import yaml
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, UserFactory
+from core.tests.browser import headless_chromium
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
 
@@ -144,29 +142,14 @@ def test_docs_page_uses_only_local_assets(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_docs_page_renders_the_operations_in_a_browser_without_internet(live_server):
-    options = webdriver.ChromeOptions()
-    for argument in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='docs-chrome-')}",
-        # Any request leaving 127.0.0.1 fails, so the page must work from local assets alone.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
+    # Any request leaving 127.0.0.1 fails, so the page must work from local assets alone.
+    offline = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
+    with headless_chromium(offline) as driver:
         driver.get(f"{live_server.url}/v1/docs")
         WebDriverWait(driver, 30).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".opblock")))
         text = driver.find_element(By.TAG_NAME, "body").text
         assert "/v1/schedules" in text
         assert "/v1/memberships/{id}" in text
-    finally:
-        driver.quit()
 
 
 def test_document_is_json_serialisable_and_stable(client):
