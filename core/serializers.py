@@ -7,10 +7,15 @@
 - Compact embedded objects of contract §4 (`CompactUserSerializer`, …), used inside resources.
 """
 
+import functools
+import types
 from collections.abc import Mapping
 
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models.manager import BaseManager
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import SkipField
 
 
 def to_camel(name: str) -> str:
@@ -51,11 +56,149 @@ class StrictFieldsMixin:
         return super().to_internal_value(data)
 
 
-class ApiSerializer(StrictFieldsMixin, CamelCaseMixin, serializers.Serializer):
+# --- Fast output (issue 7) ------------------------------------------------------------------------
+
+_SIMPLE_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
+_CONTEXT_FREE_FIELDS = (
+    serializers.IntegerField,
+    serializers.FloatField,
+    serializers.CharField,  # Email, URL, Slug, UUID-as-text are CharFields
+    serializers.BooleanField,
+    serializers.DateTimeField,
+    serializers.DateField,
+    serializers.TimeField,
+    serializers.JSONField,
+    serializers.ChoiceField,
+    serializers.ListField,
+    serializers.DictField,
+    serializers.UUIDField,
+    serializers.DecimalField,
+    serializers.ReadOnlyField,
+)
+_READ_PLANS: dict[type, tuple | None] = {}
+
+
+def _writes_like(field, base) -> bool:
+    return isinstance(field, base) and type(field).to_representation is base.to_representation
+
+
+def _read_plan(serializer_class) -> tuple | None:
+    """What `to_representation` does for this class, worked out once per process instead of on
+    every request: the declared fields are built (for a ModelSerializer, by model introspection)
+    one time, then each output field is an entry (key, attribute path, kind, field).
+
+    Only fields whose output cannot depend on the request are planned; a serializer with any other
+    field keeps DRF's own path (`None`)."""
+    if serializer_class in _READ_PLANS:
+        return _READ_PLANS[serializer_class]
+    plan = None
+    try:
+        fields = serializer_class().fields
+    except Exception:  # noqa: BLE001 - a serializer that cannot be built bare keeps DRF's path
+        fields = None
+    if fields is not None:
+        entries = []
+        for key, field in fields.items():
+            if field.write_only:
+                continue
+            attrs = tuple(field.source_attrs)
+            if isinstance(field, serializers.SerializerMethodField):
+                entries.append((key, attrs, "method", field.method_name))
+            elif isinstance(field, serializers.ListSerializer) and isinstance(field.child, FastReadMixin):
+                entries.append((key, attrs, "many", type(field.child)))
+            elif isinstance(field, FastReadMixin):
+                entries.append((key, attrs, "one", type(field)))
+            elif _writes_like(field, serializers.IntegerField):
+                entries.append((key, attrs, "int", field))
+            elif _writes_like(field, serializers.CharField):
+                entries.append((key, attrs, "str", field))
+            elif _writes_like(field, serializers.BooleanField):
+                entries.append((key, attrs, "bool", field))
+            elif isinstance(field, _CONTEXT_FREE_FIELDS):
+                entries.append((key, attrs, "field", field))
+            else:
+                entries = None
+                break
+        plan = tuple(entries) if entries is not None else None
+    _READ_PLANS[serializer_class] = plan
+    return plan
+
+
+class FastReadMixin:
+    """Output without DRF's per-request field building and per-field dispatch, same result.
+
+    Attributes are read directly; `None` stays `None`; ints, strings and booleans are written as
+    they are; other fields use their own `to_representation`; nested compact objects and lists
+    use the nested serializer's plan. Anything unusual (a dict instance, a callable attribute, a
+    missing attribute) goes through DRF's own code for that field, so the behaviour is DRF's.
+    """
+
+    def to_representation(self, instance):
+        plan = _read_plan(type(self))
+        if plan is None or isinstance(instance, Mapping):
+            return super().to_representation(instance)
+        output = {}
+        for key, attrs, kind, detail in plan:
+            if kind == "method":
+                output[key] = getattr(self, detail)(instance)
+                continue
+            value = instance
+            try:
+                for attr in attrs:
+                    if value is None:  # None before the end of a dotted source: DRF's rules
+                        raise AttributeError(attr)
+                    value = getattr(value, attr)
+            except (AttributeError, ObjectDoesNotExist):
+                value = _drf_attribute(self, key, instance)
+                if value is _SKIP:
+                    continue
+            if isinstance(value, _SIMPLE_CALLABLES):
+                value = _drf_attribute(self, key, instance)
+                if value is _SKIP:
+                    continue
+            if value is None:
+                output[key] = None
+            elif kind == "int":
+                output[key] = int(value)
+            elif kind == "str":
+                output[key] = value if type(value) is str else str(value)
+            elif kind == "bool":
+                output[key] = value if value is True or value is False else detail.to_representation(value)
+            elif kind == "field":
+                output[key] = detail.to_representation(value)
+            elif kind == "one":
+                output[key] = self._nested(key, detail).to_representation(value)
+            else:  # many
+                nested = self._nested(key, detail)
+                items = value.all() if isinstance(value, BaseManager) else value
+                output[key] = [nested.to_representation(item) for item in items]
+        return output
+
+    def _nested(self, key, serializer_class):
+        """One bare nested serializer per field and output serializer, sharing its context."""
+        cache = self.__dict__.setdefault("_nested_serializers", {})
+        nested = cache.get(key)
+        if nested is None:
+            nested = cache[key] = serializer_class(context=self.context)
+        return nested
+
+
+_SKIP = object()
+
+
+def _drf_attribute(serializer, key, instance):
+    field = serializer.fields[key]
+    try:
+        return field.get_attribute(instance)
+    except SkipField:
+        return _SKIP
+
+
+class ApiSerializer(FastReadMixin, StrictFieldsMixin, CamelCaseMixin, serializers.Serializer):
     pass
 
 
-class ApiModelSerializer(StrictFieldsMixin, CamelCaseMixin, serializers.ModelSerializer):
+class ApiModelSerializer(FastReadMixin, StrictFieldsMixin, CamelCaseMixin, serializers.ModelSerializer):
     pass
 
 

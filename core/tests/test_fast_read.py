@@ -1,0 +1,102 @@
+"""core.serializers.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
+
+import datetime
+
+import pytest
+from rest_framework import serializers
+
+import core.serializers as core_serializers
+from accounts.tests.factories import ApiKeyFactory
+from core.serializers import ApiSerializer, CompactUserSerializer
+from scheduling.tests.factories import BookingFactory, ScheduleFactory
+
+pytestmark = pytest.mark.django_db
+
+
+class _Row:
+    def __init__(self, **attributes):
+        self.__dict__.update(attributes)
+
+
+class ItemSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    label = serializers.CharField(read_only=True)
+
+
+class SampleSerializer(ApiSerializer):
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    active = serializers.BooleanField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    starts = serializers.TimeField(read_only=True, format="%H:%M:%S")
+    owner = CompactUserSerializer(read_only=True, allow_null=True)
+    owner_name = serializers.CharField(source="owner.name", read_only=True)
+    items = ItemSerializer(many=True, read_only=True)
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    data = serializers.JSONField(read_only=True)
+    shout = serializers.SerializerMethodField()
+
+    def get_shout(self, row) -> str:
+        return row.name.upper()
+
+
+def _drf(serializer_class, instance, many=False):
+    original = core_serializers._read_plan
+    core_serializers._read_plan = lambda serializer_class: None
+    try:
+        return serializer_class(instance, many=many).data
+    finally:
+        core_serializers._read_plan = original
+
+
+def _rows():
+    owner = _Row(id=3, username="ann", name="Ann", email="ann@example.com", time_zone="Europe/Berlin")
+    created = datetime.datetime(2026, 11, 20, 9, 30, 15, tzinfo=datetime.UTC)
+    return [
+        _Row(
+            id=1,
+            name="first",
+            active=True,
+            created_at=created,
+            starts=datetime.time(9, 0),
+            owner=owner,
+            items=[_Row(id=7, label="seven"), _Row(id=8, label=8)],
+            tags=["a", "b"],
+            data={"nested": [1, None]},
+        ),
+        # No owner: the nested object is null and the dotted `owner.name` is left out, as DRF does.
+        _Row(id=2, name="second", active=0, created_at=None, starts=None, owner=None, items=[], tags=[], data=None),
+    ]
+
+
+def test_fast_output_equals_drf_output_for_values_nesting_nulls_and_method_fields():
+    rows = _rows()
+
+    assert SampleSerializer(rows, many=True).data == _drf(SampleSerializer, rows, many=True)
+    assert "ownerName" not in SampleSerializer(rows[1]).data
+    assert SampleSerializer(rows[0]).data["createdAt"] == _drf(SampleSerializer, rows[0])["createdAt"]
+
+
+def test_fast_output_of_a_dict_instance_is_drfs():
+    row = {"id": 1, "label": "from a dict"}
+
+    assert ItemSerializer(row).data == _drf(ItemSerializer, row) == {"id": 1, "label": "from a dict"}
+
+
+def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
+    api_key = ApiKeyFactory()
+    ScheduleFactory(user=api_key.user)
+    BookingFactory(organizer=api_key.user)
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key.raw_key}"}
+    paths = ["/v1/me", "/v1/schedules", "/v1/bookings"]
+
+    fast = [api_client.get(path, **headers).content for path in paths]
+    original = core_serializers._read_plan
+    core_serializers._read_plan = lambda serializer_class: None
+    try:
+        slow = [api_client.get(path, **headers).content for path in paths]
+    finally:
+        core_serializers._read_plan = original
+
+    assert fast == slow
+    assert all(body.startswith(b'{"') for body in fast)
