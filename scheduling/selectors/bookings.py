@@ -23,7 +23,8 @@ def booking_list(
     or before it.
     """
     queryset = Booking.objects.select_related("organizer", "event_type").prefetch_related(
-        Prefetch("attendees", queryset=Attendee.objects.order_by("id"))
+        # A plain list per booking: cheaper than a prefetched QuerySet per booking.
+        Prefetch("attendees", queryset=Attendee.objects.order_by("id"), to_attr="attendee_rows")
     )
     if user_ids is not None:
         queryset = queryset.filter(organizer_id__in=user_ids)

@@ -61,7 +61,7 @@ class BookingSerializer(ApiSerializer):
     status = serializers.CharField(read_only=True)
     location = serializers.CharField(read_only=True)
     metadata = serializers.JSONField(read_only=True)
-    attendees = AttendeeSerializer(many=True, read_only=True)
+    attendees = AttendeeSerializer(source="attendee_rows", many=True, read_only=True)  # see booking_list
     cancellation_reason = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)

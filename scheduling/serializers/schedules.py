@@ -79,8 +79,9 @@ class ScheduleSerializer(ApiSerializer):
     name = serializers.CharField(read_only=True)
     time_zone = serializers.CharField(read_only=True)
     is_default = serializers.SerializerMethodField()
-    availability = AvailabilitySerializer(many=True, read_only=True)
-    event_type = CompactEventTypeSerializer(source="event_types", many=True, read_only=True)
+    # Lists prefetched by scheduling.selectors.schedules.schedule_list.
+    availability = AvailabilitySerializer(source="availability_rows", many=True, read_only=True)
+    event_type = CompactEventTypeSerializer(source="event_type_rows", many=True, read_only=True)
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_is_default(self, schedule) -> bool:
