@@ -21,6 +21,9 @@ DEFAULTS = {
     # later ones wait in the database for the sweeper. Countdowns stay short on purpose: Redis
     # redelivers unacknowledged countdown tasks only after its visibility timeout.
     "SHORT_RETRY_MAX_SECONDS": 10,
+    # A kept-alive connection to a subscriber is reused only if it was used this recently (below
+    # the idle timeout of common servers), so a receiver closing it cannot race the next request.
+    "KEEPALIVE_IDLE_SECONDS": 2.0,
     # Dotted path of `resolve(host, port) -> list[str]`; tests point it at a fake resolver.
     "RESOLVER": "webhooks.ssrf.system_resolve",
 }

@@ -5,9 +5,18 @@ while the Host header and, for https, the TLS server name and certificate check 
 host name. Nothing is re-resolved between the check and the connection, so DNS rebinding cannot
 slip a private address in. Redirects are never followed and proxies from the environment are
 ignored (a proxy would do its own resolving).
+
+Connections are kept alive between attempts: each worker thread keeps one `requests.Session` per
+(scheme, host name, checked address, port), so a connection is only ever reused for a send whose
+own check resolved to that same address. A session idle for longer than `KEEPALIVE_IDLE_SECONDS`
+is closed rather than reused, because a receiver that closes idle connections could do so just as
+the next request goes out (that request would fail as `connect` and wait for its retry).
 """
 
+import os
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
@@ -48,6 +57,44 @@ class PinnedAddressAdapter(HTTPAdapter):
         return host_params, pool_kwargs
 
 
+# Per worker thread (and process: a forked child must not share its parent's sockets).
+_sessions = threading.local()
+MAX_SESSIONS_PER_THREAD = 64
+
+
+def kept_alive_session(target: Target) -> requests.Session:
+    """The calling thread's session for this checked address, opening one if needed and closing
+    the ones left idle for too long."""
+    pool = getattr(_sessions, "by_target", None)
+    if pool is None or _sessions.pid != os.getpid():
+        pool = _sessions.by_target = OrderedDict()
+        _sessions.pid = os.getpid()
+    now = time.monotonic()
+    idle_limit = webhook_setting("KEEPALIVE_IDLE_SECONDS")
+    # Least recently used first: close from the front while idle, and past the size limit.
+    while pool:
+        oldest_key, (oldest, last_used) = next(iter(pool.items()))
+        if now - last_used <= idle_limit and len(pool) < MAX_SESSIONS_PER_THREAD:
+            break
+        del pool[oldest_key]
+        oldest.close()
+    key = (target.scheme, target.host, target.address, target.port)
+    session = pool.pop(key, (None, 0.0))[0]
+    if session is None:
+        session = requests.Session()
+        session.trust_env = False
+        session.mount(f"{target.scheme}://", PinnedAddressAdapter(target.host, pool_connections=1, pool_maxsize=1))
+    pool[key] = (session, now)
+    return session
+
+
+def close_kept_alive_sessions() -> None:
+    """Close the calling thread's sessions (tests; a worker just lets them go with the process)."""
+    pool = getattr(_sessions, "by_target", None) or {}
+    while pool:
+        pool.popitem()[1][0].close()
+
+
 def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -82,26 +129,26 @@ def post(*, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
     request_url, host_header = pinned_url(url, target)
     send_headers = {**headers, "Host": host_header}
     timeout = (webhook_setting("CONNECT_TIMEOUT_SECONDS"), webhook_setting("TIMEOUT_SECONDS"))
-    with requests.Session() as session:
-        session.trust_env = False
-        session.mount(f"{target.scheme}://", PinnedAddressAdapter(target.host))
-        try:
-            response = session.post(
-                request_url, data=body, headers=send_headers, timeout=timeout, allow_redirects=False, stream=True
-            )
-        except requests.exceptions.SSLError as error:
-            result.error_class, result.error_message = "tls", str(error)
-        except requests.exceptions.Timeout as error:
-            result.error_class, result.error_message = "timeout", str(error)
-        except requests.exceptions.RequestException as error:
-            result.error_class, result.error_message = "connect", str(error)
-        else:
-            with response:
-                result.response_status = response.status_code
-                result.response_headers = dict(response.headers)
-                result.response_body = _read_limited(response, webhook_setting("RESPONSE_BODY_LIMIT_BYTES"))
-            if not 200 <= response.status_code < 300:
-                result.error_class = "http"
-                result.error_message = f"The subscriber answered {response.status_code}."
+    session = kept_alive_session(target)
+    try:
+        response = session.post(
+            request_url, data=body, headers=send_headers, timeout=timeout, allow_redirects=False, stream=True
+        )
+    except requests.exceptions.SSLError as error:
+        result.error_class, result.error_message = "tls", str(error)
+    except requests.exceptions.Timeout as error:
+        result.error_class, result.error_message = "timeout", str(error)
+    except requests.exceptions.RequestException as error:
+        result.error_class, result.error_message = "connect", str(error)
+    else:
+        # Reading the whole (small) body hands the connection back for reuse; a body past the
+        # limit is not drained: closing the response drops that connection instead.
+        with response:
+            result.response_status = response.status_code
+            result.response_headers = dict(response.headers)
+            result.response_body = _read_limited(response, webhook_setting("RESPONSE_BODY_LIMIT_BYTES"))
+        if not 200 <= response.status_code < 300:
+            result.error_class = "http"
+            result.error_message = f"The subscriber answered {response.status_code}."
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result

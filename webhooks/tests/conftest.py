@@ -26,6 +26,7 @@ class ReceivedRequest:
     headers: dict
     body: bytes
     received_at: float
+    client_port: int = 0  # tells connections apart: one port per TCP connection
 
     def json(self):
         return json.loads(self.body)
@@ -40,9 +41,10 @@ class Reply:
 
 
 class Receiver:
-    """Answers each POST with the next queued Reply (then `default`) and records every request."""
+    """Answers each POST with the next queued Reply (then `default`) and records every request.
+    `keep_alive=True` speaks HTTP/1.1 and keeps connections open between requests."""
 
-    def __init__(self):
+    def __init__(self, keep_alive: bool = False):
         self.requests: list[ReceivedRequest] = []
         self.replies: queue.Queue[Reply] = queue.Queue()
         self.default = Reply()
@@ -50,6 +52,8 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def log_message(self, *args):
                 pass
 
@@ -58,7 +62,14 @@ class Receiver:
                 body = self.rfile.read(length)
                 with receiver.lock:
                     receiver.requests.append(
-                        ReceivedRequest("POST", self.path, dict(self.headers.items()), body, time.monotonic())
+                        ReceivedRequest(
+                            "POST",
+                            self.path,
+                            dict(self.headers.items()),
+                            body,
+                            time.monotonic(),
+                            self.client_address[1],
+                        )
                     )
                 try:
                     reply = receiver.replies.get_nowait()
@@ -113,6 +124,23 @@ def receiver():
     server = Receiver()
     yield server
     server.close()
+
+
+@pytest.fixture
+def keep_alive_receiver():
+    server = Receiver(keep_alive=True)
+    yield server
+    server.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kept_alive_connections():
+    """No test reuses a connection that an earlier test (in this thread) kept alive."""
+    from webhooks.sending import close_kept_alive_sessions
+
+    close_kept_alive_sessions()
+    yield
+    close_kept_alive_sessions()
 
 
 class Worker:
