@@ -65,6 +65,7 @@ bench: venv
 
 .PHONY: bench-webhooks
 # Webhook delivery: commit-to-first-attempt latency and deliveries/s of one worker vs a no-op task.
-# Needs PostgreSQL and Redis (DATABASE_URL / REDIS_URL); creates and drops its own database.
+# Needs PostgreSQL and Redis (DATABASE_URL / REDIS_URL); creates and drops its own database. About a
+# minute. BENCH_POOL / BENCH_CONCURRENCY / BENCH_DB_REUSE_MAX try other worker set-ups (docs/webhooks.md).
 bench-webhooks: venv
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.webhooks

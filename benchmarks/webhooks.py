@@ -3,8 +3,10 @@ deliveries per second of one worker, next to a no-op Celery task on the same bro
 Prints figures; asserts nothing.
 
 Needs PostgreSQL and Redis (DATABASE_URL / REDIS_URL). Creates and drops its own database
-(`test_<name>`), starts one worker (`celery -A benchmarks.webhooks worker`, prefork, concurrency =
-BENCH_CONCURRENCY, default 4) and an instant receiver on 127.0.0.1.
+(`test_<name>`), starts one worker (`celery -A benchmarks.webhooks worker`, pool BENCH_POOL, default
+prefork, concurrency BENCH_CONCURRENCY, default 8: the production recommendation of
+docs/webhooks.md for two cores) and an instant keep-alive receiver on 127.0.0.1. BENCH_RATE (50
+events/s), BENCH_SECONDS (10) and BENCH_BURST (1000) size the runs; BENCH_DB_REUSE_MAX, below.
 """
 
 import os
@@ -23,6 +25,11 @@ from config.celery import app  # noqa: E402  (the worker is started with -A benc
 
 ROOT = Path(__file__).resolve().parent.parent
 NOOP_KEY = "bench:webhooks:noop"
+# Celery's Django fixup closes the worker's database connections around every task unless
+# CELERY_DB_REUSE_MAX is set; BENCH_DB_REUSE_MAX sets it in the benchmark's worker (this module is
+# its app module) to measure the recommended setting before config/settings.py carries it.
+if os.environ.get("BENCH_DB_REUSE_MAX"):
+    app.conf["CELERY_DB_REUSE_MAX"] = int(os.environ["BENCH_DB_REUSE_MAX"])
 
 
 @app.task(name="bench.noop", ignore_result=True)
@@ -88,7 +95,8 @@ def main() -> None:
     rate = float(os.environ.get("BENCH_RATE", 50))
     seconds = float(os.environ.get("BENCH_SECONDS", 10))
     burst = int(os.environ.get("BENCH_BURST", 1000))
-    concurrency = os.environ.get("BENCH_CONCURRENCY", "4")
+    concurrency = os.environ.get("BENCH_CONCURRENCY", "8")
+    pool = os.environ.get("BENCH_POOL", "prefork")
 
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     broker.flushdb()
@@ -106,7 +114,7 @@ def main() -> None:
         }
         worker = subprocess.Popen(
             [str(Path(sys.executable).parent / "celery"), "-A", "benchmarks.webhooks", "worker", "-B",
-             "-s", "/tmp/bench-webhooks-beat", "-c", concurrency, "-l", "warning",
+             "-s", "/tmp/bench-webhooks-beat", "-c", concurrency, "-P", pool, "-l", "warning",
              "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=env, start_new_session=True,
         )  # fmt: skip
@@ -162,7 +170,7 @@ def main() -> None:
         noop_latencies = [float(value) * 1000 for value in broker.lrange(NOOP_KEY, 0, -1)]
 
         delivered = len(latencies)
-        print(f"\nWebhook delivery benchmark (1 worker, concurrency {concurrency}, PostgreSQL + Redis)")
+        print(f"\nWebhook delivery benchmark (1 worker, {pool} pool, concurrency {concurrency}, PostgreSQL + Redis)")
         print(f"  steady rate: {rate:.0f} events/s for {seconds:.0f} s, {delivered}/{len(committed)} delivered")
         print(
             f"  commit -> first attempt: p50 {statistics.median(latencies):.1f} ms, "
@@ -171,6 +179,12 @@ def main() -> None:
         print(
             f"  no-op task round trip:   p50 {statistics.median(noop_latencies):.1f} ms, "
             f"p95 {percentile(noop_latencies, 0.95):.1f} ms, p99 {percentile(noop_latencies, 0.99):.1f} ms"
+        )
+        reuse = app.conf.get("CELERY_DB_REUSE_MAX")
+        print(
+            f"  worker database connections: reused for {reuse} tasks (CELERY_DB_REUSE_MAX)"
+            if reuse
+            else "  worker database connections: a new one per task (CELERY_DB_REUSE_MAX is not set)"
         )
         print(f"  burst of {burst}: {deliveries_per_second:.0f} deliveries/s vs {noop_per_second:.0f} no-op tasks/s "
               f"({deliveries_per_second / noop_per_second:.0%} of the floor)")  # fmt: skip
