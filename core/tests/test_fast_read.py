@@ -100,3 +100,45 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
 
     assert fast == slow
     assert all(body.startswith(b'{"') for body in fast)
+
+
+def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert_num_queries):
+    from datetime import date, time
+
+    from scheduling.selectors.schedules import schedule_list, schedule_rows
+    from scheduling.serializers.schedules import ScheduleSerializer
+    from scheduling.tests.factories import EventTypeFactory
+
+    api_key = ApiKeyFactory()
+    schedule = ScheduleFactory(
+        user=api_key.user,
+        availability=[
+            {"days_mask": 0b0100010, "start_time": time(8, 30), "end_time": time(12, 0)},
+            {"days_mask": 0, "date": date(2026, 12, 24), "start_time": time(0), "end_time": time(0)},
+        ],
+    )
+    api_key.user.default_schedule = schedule
+    api_key.user.save()
+    EventTypeFactory(owner=api_key.user, schedule=schedule)
+    ScheduleFactory(user=api_key.user)
+
+    with django_assert_num_queries(3):
+        rows = list(schedule_rows(user=api_key.user))
+    models = list(schedule_list(user=api_key.user))
+
+    assert ScheduleSerializer(rows, many=True).data == ScheduleSerializer(models, many=True).data
+    assert ScheduleSerializer(rows[0]).data["availability"][0]["days"] == [1, 5]
+    assert ScheduleSerializer(rows[0]).data["isDefault"] is True
+
+
+def test_schedule_list_costs_the_same_queries_for_1_and_50_schedules(api_client, django_assert_num_queries):
+    api_key = ApiKeyFactory()
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key.raw_key}"}
+    ScheduleFactory(user=api_key.user)
+    api_client.get("/v1/schedules", **headers)  # lastUsedAt is written once a minute
+
+    with django_assert_num_queries(5):  # credential, count, schedules, availability, event types
+        assert len(api_client.get("/v1/schedules?take=50", **headers).json()["schedules"]) == 1
+    ScheduleFactory.create_batch(49, user=api_key.user)
+    with django_assert_num_queries(5):
+        assert len(api_client.get("/v1/schedules?take=50", **headers).json()["schedules"]) == 50
