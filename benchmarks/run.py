@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -433,6 +434,8 @@ def main(argv=None) -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install wrk); `make bench` installs it.")
 
+    # `kill <pid>` stops the run cleanly: gunicorn is stopped and the broker purged in `finally`.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     prepare_environment()
     from django.core.management import call_command
