@@ -113,7 +113,9 @@ def _read_limited(response, limit: int) -> str:
         data = response.raw.read(limit, decode_content=True) or b""
     except Exception:  # noqa: BLE001 - a body that breaks off does not change the status we got
         data = b""
-    return data[:limit].decode("utf-8", errors="replace")
+    # PostgreSQL text cannot hold NUL: unreplaced, it would fail the log of a sent attempt, and the
+    # delivery would be sent again after every lease.
+    return data[:limit].decode("utf-8", errors="replace").replace("\x00", "\ufffd")
 
 
 def post(*, url: str, body: bytes, headers: dict[str, str]) -> SendResult:

@@ -13,6 +13,7 @@ from webhooks.delivery import _claim, _claim_locked, _record, _record_success, a
 from webhooks.models import PING_TRIGGER, DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.sending import SendResult
 from webhooks.signing import new_message_id
+from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +247,13 @@ def test_a_kept_alive_connection_does_not_carry_a_send_whose_check_fails(keep_al
     assert attempt.error_class == "blocked"
     assert "127.0.0.2" in attempt.error_message
     assert len(keep_alive_receiver.requests) == 1
+
+
+def test_a_nul_character_in_the_answer_is_logged_replaced_so_a_success_stays_recorded(receiver):
+    receiver.reply(Reply(status=200, body=b"ok\x00done"))
+    delivery = new_delivery(WebhookFactory(subscriber_url=receiver.url()))
+
+    attempt = attempt_delivery(delivery_id=delivery.pk)
+
+    assert DeliveryAttempt.objects.get(pk=attempt.pk).response_body == "ok\ufffddone"
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.SUCCEEDED
