@@ -109,6 +109,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     }
 )
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Celery's Django fixup otherwise closes the database connection around every task: a reconnect
+# (~10 ms) would cost more than a whole webhook delivery (~2 ms). See docs/webhooks.md.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 # --- Auth --------------------------------------------------------------------------------------
 
