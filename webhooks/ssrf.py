@@ -67,9 +67,37 @@ def _is_allow_listed(address: IPAddress) -> bool:
     return any(address.version == network.version and address in network for network in networks)
 
 
+# IANA special-purpose ranges that Python 3.11's `is_global` still calls global (fixed in later
+# Pythons). None of them is a subscriber on the public Internet.
+NON_PUBLIC_NETWORKS = tuple(
+    ipaddress.ip_network(cidr)
+    for cidr in (
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.88.99.0/24",  # deprecated 6to4 relay anycast
+        "2001::/23",  # IETF protocol assignments (Teredo's client is checked below)
+    )
+)
+NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form really reaches: IPv4-mapped, 6to4, Teredo client, NAT64."""
+    if address.version != 6:
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in NAT64_PREFIX:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def refusal_reason(address: IPAddress) -> str | None:
     """Why this address may not be called, or None if it may."""
-    mapped = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
+    mapped = _embedded_ipv4(address)
     if mapped is not None:
         reason = refusal_reason(mapped)
         return f"{reason} (IPv4-mapped)" if reason else None
@@ -87,7 +115,9 @@ def refusal_reason(address: IPAddress) -> str | None:
     ):
         if flag:
             return label
-    if not address.is_global:
+    if not address.is_global or any(
+        address.version == network.version and address in network for network in NON_PUBLIC_NETWORKS
+    ):
         return "a non-public address"
     return None
 

@@ -47,6 +47,12 @@ def create(api_client, url):
         ("http://0x7f.0.0.1/hook", "loopback"),
         ("http://127.1/hook", "loopback"),
         ("http://017700000001/hook", "loopback"),
+        ("http://192.0.0.8/hook", "non-public"),
+        ("http://192.88.99.1/hook", "non-public"),
+        ("http://[64:ff9b::7f00:1]/hook", "loopback address (IPv4-mapped)"),
+        ("http://[64:ff9b::a9fe:a9fe]/hook", "metadata"),
+        ("http://[2002:7f00:1::]/hook", "loopback address (IPv4-mapped)"),
+        ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook", "loopback address (IPv4-mapped)"),
     ],
 )
 def test_internal_addresses_are_refused_at_create_with_the_reason(api_client, no_allowed_cidrs, url, reason):
