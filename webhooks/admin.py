@@ -110,19 +110,9 @@ class WebhookAdmin(admin.ModelAdmin):
         "previous_secret_expires_at",
         "created_at",
     )
-    readonly_fields = (
-        "id",
-        "disabled_reason",
-        "failing_since",
-        "user",
-        "team",
-        "event_type",
-        "platform_oauth_client",
-        "app",
-        "platform",
-        "has_secret",
-        "previous_secret_expires_at",
-        "created_at",
+    # Staff may change where and what a webhook sends, and switch it on or off; nothing else.
+    readonly_fields = tuple(
+        field for field in fields if field not in ("subscriber_url", "event_triggers", "payload_template", "active")
     )
     inlines = (ScheduledTriggerInline, WebhookDeliveryInline)
     actions = ("deactivate",)
