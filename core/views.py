@@ -3,8 +3,12 @@ from functools import wraps
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.exceptions import APIException
+from rest_framework.request import Request
 
+from core.authentication import CredentialAuthentication
 from core.exceptions import json_problem_response
+from core.ratelimit import hit
 
 
 def read_only_probe(view):
@@ -53,7 +57,30 @@ def readyz(request):
 
 
 def not_found(request, exception=None):
+    """A path that matches nothing. A call that carries a valid credential still spends its
+    rate-limit budget and gets the `RateLimit-*` headers (contract §1.5: every response), and is
+    refused with a 429 once the budget is gone, as on the resource endpoints; a missing or bad
+    credential changes nothing here, the answer is the 404."""
+    allowed, state = _spend_rate_limit(request)
+    if not allowed:
+        response = json_problem_response(
+            request, 429, "rate_limited", "Too many requests; retry after the time in Retry-After."
+        )
+        response["Retry-After"] = str(state.reset)
+        return response
     return json_problem_response(request, 404, "not_found", "There is nothing at this path.")
+
+
+def _spend_rate_limit(request):
+    try:
+        authenticated = CredentialAuthentication().authenticate(Request(request))
+    except APIException:
+        authenticated = None
+    if authenticated is None:
+        return True, None
+    allowed, state = hit(authenticated[1].rate_limit_key)
+    request.rate_limit = state  # written on the response by core.middleware.RequestIdMiddleware
+    return allowed, state
 
 
 def server_error(request):

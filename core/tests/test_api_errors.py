@@ -1,6 +1,7 @@
 """Errors and headers that every resource endpoint shares (contract §1.4, §1.5), on the real URLs."""
 
 import pytest
+from django.core.cache import cache
 
 from accounts.tests.factories import ApiKeyFactory
 from scheduling.models import Schedule
@@ -19,6 +20,35 @@ def test_unknown_paths_are_problem_404(api_client, headers, path):
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "not_found"
+
+
+@pytest.mark.parametrize("path", ["/v1/no-such-resource", "/v1/schedules/abc"])
+def test_unknown_paths_spend_the_credentials_rate_limit_budget(api_client, settings, path):
+    cache.clear()
+    settings.RATE_LIMIT_PER_MINUTE = 2
+    key = ApiKeyFactory()
+    first = api_client.get(path, HTTP_AUTHORIZATION=f"Bearer {key.raw_key}")
+    second = api_client.get(f"{path}?apiKey={key.raw_key}")
+    refused = api_client.get(path, HTTP_AUTHORIZATION=f"Bearer {key.raw_key}")
+    assert [first.status_code, second.status_code, refused.status_code] == [404, 404, 429]
+    assert [first["RateLimit-Remaining"], second["RateLimit-Remaining"]] == ["1", "0"]
+    assert first["RateLimit-Limit"] == "2"
+    assert refused.json()["code"] == "rate_limited"
+    assert refused["Content-Type"] == "application/problem+json"
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused["RateLimit-Remaining"] == "0"
+
+
+@pytest.mark.parametrize(
+    "header", [None, "Bearer sk_live_not_a_real_key", "Bearer not-a-real-token", "Basic dXNlcjpwYXNz"]
+)
+def test_unknown_paths_without_a_valid_credential_are_a_plain_404(api_client, header):
+    cache.clear()
+    response = api_client.get("/v1/no-such-resource", **({"HTTP_AUTHORIZATION": header} if header else {}))
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert "RateLimit-Remaining" not in response
+    assert "WWW-Authenticate" not in response
 
 
 def test_json_that_does_not_parse_is_malformed_request(api_client, headers):
