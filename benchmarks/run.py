@@ -123,6 +123,8 @@ class Server:
         self.base_url = f"http://127.0.0.1:{self.port}"
         command = [
             str(VENV_BIN / "gunicorn"),
+            "--config",
+            str(BASE_DIR / "config" / "gunicorn.conf.py"),
             "config.wsgi",
             "--bind",
             f"127.0.0.1:{self.port}",

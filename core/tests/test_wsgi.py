@@ -1,4 +1,4 @@
-"""The production entry point loads the whole URLconf and freezes what it loaded (config/wsgi.py)."""
+"""The production entry point (config/wsgi.py) and server settings (config/gunicorn.conf.py)."""
 
 import os
 import subprocess
@@ -28,3 +28,27 @@ def test_wsgi_module_loads_the_urlconf_then_freezes_it():
     assert int(frozen) > 50_000
     assert views_loaded == "True"
     assert callable_app == "True"
+
+
+def test_gunicorn_config_keeps_the_worker_heartbeat_in_memory():
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "--print-config",
+            "--config",
+            str(BASE_DIR / "config" / "gunicorn.conf.py"),
+            "config.wsgi",
+        ],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    settings = {}
+    for line in result.stdout.splitlines():
+        name, separator, value = line.partition(" = ")
+        if separator:
+            settings[name.strip()] = value.strip()
+    assert settings["worker_tmp_dir"] == "/dev/shm"
