@@ -8,8 +8,8 @@ while they still have schedules.
 from datetime import date, time
 from typing import TypedDict
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import IntegrityError, transaction
 
 from accounts.models import User
 from core.exceptions import Forbidden
@@ -29,9 +29,24 @@ def _lock_user(user: User) -> User:
     return User.objects.select_for_update().get(pk=user.pk)
 
 
-def _replace_availability(*, schedule: Schedule, rows) -> None:
-    """Delete every row and write the new list; the caller's transaction makes it atomic."""
-    schedule.availability.all().delete()
+def _constraint_error(error: IntegrityError) -> ValidationError | None:
+    """The error `full_clean()` gives for the Availability check constraint PostgreSQL refused."""
+    name = getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)
+    for constraint in Availability._meta.constraints:
+        if constraint.name == name:
+            return ValidationError({NON_FIELD_ERRORS: [constraint.get_violation_error_message()]})
+    return None
+
+
+def _create_availability(*, schedule: Schedule, rows) -> None:
+    """Write the rows of a schedule in one INSERT.
+
+    Each row's fields are validated here; its check constraints (days within the week, weekly rule
+    or date override, start before end) are left to PostgreSQL, which enforces them on insert:
+    `full_clean()` would check each with a SELECT of its own. The serializers and the admin form
+    validate the same rules first, so only a direct caller can meet the database's refusal, and it
+    gets the ValidationError that `full_clean()` would have raised for that constraint.
+    """
     new_rows = []
     for row in rows:
         availability = Availability(
@@ -41,9 +56,21 @@ def _replace_availability(*, schedule: Schedule, rows) -> None:
             end_time=row["end_time"],
             date=row.get("date"),
         )
-        availability.full_clean(exclude=["schedule"])
+        availability.full_clean(exclude=["schedule"], validate_constraints=False)
         new_rows.append(availability)
-    Availability.objects.bulk_create(new_rows)
+    try:
+        Availability.objects.bulk_create(new_rows)
+    except IntegrityError as error:
+        validation_error = _constraint_error(error)
+        if validation_error is None:
+            raise
+        raise validation_error from error
+
+
+def _replace_availability(*, schedule: Schedule, rows) -> None:
+    """Delete every row and write the new list; the caller's transaction makes it atomic."""
+    schedule.availability.all().delete()
+    _create_availability(schedule=schedule, rows=rows)
 
 
 def _next_default(*, user: User, excluding: Schedule) -> Schedule | None:
@@ -74,9 +101,10 @@ def schedule_create(
             raise ValidationError({"userId": [f"User {user_id} does not exist."]})
     owner = _lock_user(owner)
     schedule = Schedule(user=owner, name=name, time_zone=time_zone)
-    schedule.full_clean()
+    # Not `user`: full_clean() would query whether the owner exists, and its row is locked above.
+    schedule.full_clean(exclude=["user"])
     schedule.save()
-    _replace_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
+    _create_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
     if is_default or (is_default is None and owner.default_schedule_id is None):
         owner.default_schedule = schedule
         owner.save(update_fields=["default_schedule"])
@@ -102,7 +130,7 @@ def schedule_update(
         schedule.name = name
     if time_zone is not None:
         schedule.time_zone = time_zone
-    schedule.full_clean()
+    schedule.full_clean(exclude=["user"])  # the owner's row is locked above
     schedule.save()
     if availability is not None:
         _replace_availability(schedule=schedule, rows=availability)

@@ -96,7 +96,8 @@ def test_api_key_in_the_query_string_is_accepted(api_client, owner, key):
 
 
 def test_someone_elses_schedule_is_404(api_client, key):
-    other = ScheduleFactory()
+    # A name that cannot collide with the 404's "Schedule <id> does not exist." (the factory's can).
+    other = ScheduleFactory(name="Their private schedule")
     response = api_client.get(f"/v1/schedules/{other.pk}", **bearer(key.raw_key))
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
@@ -440,3 +441,22 @@ def test_wrong_scope_is_403_and_no_credentials_401(api_client, owner, method, pa
     assert response.status_code == 401
     assert response.json()["code"] == "not_authenticated"
     assert snapshot() == before
+
+
+def test_create_runs_a_fixed_number_of_queries(api_client, owner, key, django_assert_num_queries):
+    """Authentication, the transaction (a savepoint inside the test's), the owner's lock, one INSERT
+    per table, the owner's new default and the three reads of the response: no query validates (the
+    serializer did, and the database enforces the availability constraints)."""
+    api_client.get("/v1/schedules", **bearer(key.raw_key))  # the key's lastUsedAt write happens once a minute
+    availability = [
+        {"days": [1, 2], "startTime": "09:00", "endTime": "12:00"},
+        {"days": [3], "startTime": "13:00", "endTime": "17:00"},
+    ]
+    with django_assert_num_queries(10):
+        response = api_client.post(
+            "/v1/schedules",
+            {"name": "Work", "timeZone": "UTC", "availability": availability},
+            format="json",
+            **bearer(key.raw_key),
+        )
+    assert response.status_code == 201

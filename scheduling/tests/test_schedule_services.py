@@ -1,0 +1,99 @@
+"""The schedule services called directly (the admin and other code do, not only the API).
+
+The serializers validate availability rows before the services see them; a direct caller's bad row
+is refused by PostgreSQL's check constraints and must get the same error `full_clean()` gives.
+"""
+
+from datetime import date, time
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from accounts.models import User
+from accounts.tests.factories import UserFactory
+from scheduling.models import Availability, Schedule
+from scheduling.services.schedules import schedule_create, schedule_update
+from scheduling.tests.factories import ScheduleFactory
+
+pytestmark = pytest.mark.django_db
+
+GOOD_ROW = {"start_time": time(9), "end_time": time(17)}
+ROWS_THE_DATABASE_REFUSES = [
+    pytest.param({"days": [7], "start_time": time(9), "end_time": time(10)}, id="day outside the week"),
+    pytest.param({"days": [], "start_time": time(9), "end_time": time(10)}, id="weekly rule without days"),
+    pytest.param(
+        {"days": [1], "date": date(2026, 12, 24), "start_time": time(9), "end_time": time(10)},
+        id="date override with days",
+    ),
+    pytest.param({"days": [1], "start_time": time(11), "end_time": time(10)}, id="end before start"),
+]
+
+
+def full_clean_error(row: dict) -> dict:
+    """What `full_clean()`, constraints included, says about the row."""
+    availability = Availability(
+        schedule=ScheduleFactory.build(),
+        days_mask=Availability.mask_for(row["days"]),
+        start_time=row["start_time"],
+        end_time=row["end_time"],
+        date=row.get("date"),
+    )
+    with pytest.raises(ValidationError) as error:
+        availability.full_clean(exclude=["schedule"])
+    return error.value.message_dict
+
+
+def snapshot():
+    return (
+        list(Schedule.objects.order_by("id").values_list("id", "name", "user_id")),
+        list(Availability.objects.order_by("id").values_list("id", "schedule_id", "days_mask", "start_time")),
+        list(User.objects.order_by("id").values_list("id", "default_schedule_id")),
+    )
+
+
+@pytest.mark.parametrize("row", ROWS_THE_DATABASE_REFUSES)
+def test_create_with_a_row_the_database_refuses_raises_what_full_clean_raises_and_writes_nothing(row):
+    owner = UserFactory()
+    expected = full_clean_error(row)
+    before = snapshot()
+
+    with pytest.raises(ValidationError) as error:
+        schedule_create(actor=owner, name="Work", time_zone="UTC", availability=[row])
+
+    assert error.value.message_dict == expected
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("row", ROWS_THE_DATABASE_REFUSES)
+def test_update_with_a_row_the_database_refuses_raises_what_full_clean_raises_and_changes_nothing(row):
+    schedule = ScheduleFactory()
+    expected = full_clean_error(row)
+    before = snapshot()
+
+    with pytest.raises(ValidationError) as error:
+        schedule_update(schedule=schedule, name="Renamed", availability=[{"days": [2], **GOOD_ROW}, row])
+
+    assert error.value.message_dict == expected
+    assert snapshot() == before
+
+
+def test_create_writes_the_schedule_and_all_its_rows():
+    owner = UserFactory()
+
+    schedule = schedule_create(
+        actor=owner,
+        name="Work",
+        time_zone="UTC",
+        availability=[
+            {"days": [1, 3], **GOOD_ROW},
+            {"days": [], "date": date(2026, 12, 25), "start_time": time(0), "end_time": time(0)},
+        ],
+    )
+
+    rows = schedule.availability.order_by("id").values_list("days_mask", "start_time", "end_time", "date")
+    assert list(rows) == [
+        (Availability.mask_for([1, 3]), time(9), time(17), None),
+        (0, time(0), time(0), date(2026, 12, 25)),
+    ]
+    owner.refresh_from_db()
+    assert owner.default_schedule_id == schedule.pk
