@@ -1,14 +1,24 @@
 """emit_event (the outbox) and the MEETING_* scheduled triggers, in-process."""
 
-from datetime import timedelta
+import base64
+import json
+from datetime import datetime, timedelta
 
 import pytest
+import redis
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
-from webhooks.events import cancel_meeting_triggers, emit_event, fire_due_scheduled_triggers, schedule_meeting_triggers
+from webhooks.events import (
+    cancel_meeting_triggers,
+    emit_event,
+    enqueue_deliveries,
+    fire_due_scheduled_triggers,
+    schedule_meeting_triggers,
+)
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -155,8 +165,6 @@ def test_team_webhook_hears_meetings_of_team_event_types():
 def test_sweeper_takes_back_due_deliveries_whose_lease_expired_and_leaves_leased_ones(
     django_capture_on_commit_callbacks,
 ):
-    from django.utils import timezone
-
     from webhooks.delivery import sweep
 
     webhook = WebhookFactory()
@@ -175,3 +183,40 @@ def test_sweeper_takes_back_due_deliveries_whose_lease_expired_and_leaves_leased
     assert len(callbacks) == 1
     leased.refresh_from_db()
     assert leased.status == DeliveryStatus.PENDING
+
+
+def read_broker_queue(settings) -> list[dict]:
+    """The messages waiting in Celery's default queue, oldest first (then emptied)."""
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    raw_messages = broker.lrange("celery", 0, -1)
+    broker.delete("celery")
+    return [json.loads(raw) for raw in reversed(raw_messages)]  # LPUSH puts the newest first
+
+
+def task_call(message: dict) -> tuple:
+    args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+    return message["headers"]["task"], args, kwargs, message["headers"]["eta"]
+
+
+def test_enqueue_deliveries_puts_one_message_per_delivery_on_the_broker(settings):
+    read_broker_queue(settings)
+
+    enqueue_deliveries([11, 12, 13])
+
+    assert [task_call(message) for message in read_broker_queue(settings)] == [
+        ("webhooks.deliver", [11], {}, None),
+        ("webhooks.deliver", [12], {}, None),
+        ("webhooks.deliver", [13], {}, None),
+    ]
+
+
+def test_enqueued_retries_carry_their_countdown(settings):
+    read_broker_queue(settings)
+    before = timezone.now()
+
+    enqueue_deliveries([21, 22], countdown=5)
+
+    calls = [task_call(message) for message in read_broker_queue(settings)]
+    assert [call[:3] for call in calls] == [("webhooks.deliver", [21], {}), ("webhooks.deliver", [22], {})]
+    for *_, eta in calls:
+        assert before + timedelta(seconds=5) <= datetime.fromisoformat(eta) <= timezone.now() + timedelta(seconds=5)
