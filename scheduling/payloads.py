@@ -39,11 +39,12 @@ def iso_utc(value: datetime | None) -> str | None:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def booking_payload(booking, *, previous=None) -> dict:
+def booking_payload(booking, *, previous=None, attendees=None) -> dict:
     """The payload for `booking`; `previous` is the booking as it was before a reschedule.
 
     Without `previous`, a booking created by rescheduling another (`rescheduled_from`) reports that
-    one, so scheduled triggers built later carry the same reschedule fields.
+    one, so scheduled triggers built later carry the same reschedule fields. `attendees`: the
+    booking's, when the caller has them (it has just written them), to save their query.
     """
     organizer = booking.organizer
     event_type = booking.event_type
@@ -63,7 +64,7 @@ def booking_payload(booking, *, previous=None) -> dict:
         },
         "attendees": [
             {"name": attendee.name, "email": attendee.email, "timeZone": attendee.time_zone}
-            for attendee in booking.attendees.all()
+            for attendee in (booking.attendees.all() if attendees is None else attendees)
         ],
         "uid": booking.uid,
         "bookingId": booking.pk,

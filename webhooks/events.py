@@ -62,11 +62,15 @@ def owner_filter(*, user=None, team=None, event_type=None) -> Q:
     return condition
 
 
-def subscribed_webhooks(*, trigger: str, user=None, team=None, event_type=None) -> list[Webhook]:
-    candidates = Webhook.objects.filter(owner_filter(user=user, team=team, event_type=event_type), active=True)
+def subscribed_to(trigger: str, webhooks) -> list[Webhook]:
     # Filtered in Python: the JSON `contains` lookup does not exist on SQLite (the local default),
     # and an owner has a handful of webhooks.
-    return [webhook for webhook in candidates.order_by("created_at", "id") if trigger in webhook.event_triggers]
+    return [webhook for webhook in webhooks if trigger in webhook.event_triggers]
+
+
+def subscribed_webhooks(*, trigger: str, user=None, team=None, event_type=None) -> list[Webhook]:
+    candidates = Webhook.objects.filter(owner_filter(user=user, team=team, event_type=event_type), active=True)
+    return subscribed_to(trigger, candidates.order_by("created_at", "id"))
 
 
 def create_deliveries(*, webhooks, trigger: str, payload: dict) -> list[WebhookDelivery]:
@@ -110,29 +114,60 @@ def _booking_owner_filter(booking) -> Q:
     return owner_filter(user=booking.organizer, event_type=booking.event_type)
 
 
-@transaction.atomic
-def schedule_meeting_triggers(*, booking) -> None:
+def booking_webhooks(booking) -> list[Webhook]:
+    """The active webhooks that hear about `booking` (its organizer's, its event type's, its team's),
+    oldest first, as `emit_event` would find them: one query for every event and scheduled trigger
+    of a booking step (pick a trigger's with `subscribed_to`)."""
+    candidates = Webhook.objects.filter(_booking_owner_filter(booking), active=True)
+    return list(candidates.order_by("created_at", "id"))
+
+
+def _meeting_trigger_rows(booking, webhooks) -> list[WebhookScheduledTrigger]:
+    """The MEETING_STARTED/ENDED rows an ACCEPTED booking should have: one per subscribed webhook
+    and trigger whose time is still ahead."""
+    now = timezone.now()
+    rows = []
+    for webhook in webhooks:
+        for trigger in MEETING_TRIGGERS:
+            when = _meeting_trigger_time(booking, trigger)
+            if trigger in webhook.event_triggers and when > now:
+                rows.append(
+                    WebhookScheduledTrigger(webhook=webhook, booking=booking, trigger_event=trigger, start_after=when)
+                )
+    return rows
+
+
+def create_meeting_triggers(*, booking, webhooks: list[Webhook]) -> None:
+    """MEETING_STARTED/ENDED rows for an ACCEPTED booking created in this transaction, in one
+    INSERT. Such a booking has no rows yet (none can refer to a row other transactions do not
+    see), so there is nothing to move or remove as `schedule_meeting_triggers` does.
+    `webhooks`: as `booking_webhooks` returns them."""
+    WebhookScheduledTrigger.objects.bulk_create(_meeting_trigger_rows(booking, webhooks))
+
+
+@transaction.atomic(savepoint=False)
+def schedule_meeting_triggers(*, booking, webhooks: list[Webhook] | None = None) -> None:
     """Create or move MEETING_STARTED/ENDED rows for an ACCEPTED booking, for webhooks of its
-    organizer / event type / team subscribed to them. Any other status removes them."""
+    organizer / event type / team subscribed to them. Any other status removes them.
+
+    `webhooks`: as `booking_webhooks` returns them, when the caller has them. One upsert writes
+    new and moved rows alike (a concurrent `schedule_meeting_triggers_for_webhook` may insert the
+    same row: the upsert takes it over), one DELETE removes the rest.
+    """
     from scheduling.models import BookingStatus
 
     if booking.status != BookingStatus.ACCEPTED:
         cancel_meeting_triggers(booking=booking)
         return
-    now = timezone.now()
-    webhooks = Webhook.objects.filter(_booking_owner_filter(booking), active=True)
-    wanted: set[tuple] = set()
-    for webhook in webhooks:
-        for trigger in MEETING_TRIGGERS:
-            when = _meeting_trigger_time(booking, trigger)
-            if trigger in webhook.event_triggers and when > now:
-                wanted.add((webhook.pk, trigger))
-                WebhookScheduledTrigger.objects.update_or_create(
-                    webhook=webhook, booking=booking, trigger_event=trigger, defaults={"start_after": when}
-                )
-    for trigger in WebhookScheduledTrigger.objects.filter(booking=booking):
-        if (trigger.webhook_id, trigger.trigger_event) not in wanted:
-            trigger.delete()
+    if webhooks is None:
+        webhooks = booking_webhooks(booking)
+    kept = WebhookScheduledTrigger.objects.bulk_create(
+        _meeting_trigger_rows(booking, webhooks),
+        update_conflicts=True,
+        unique_fields=["webhook", "booking", "trigger_event"],
+        update_fields=["start_after"],
+    )
+    WebhookScheduledTrigger.objects.filter(booking=booking).exclude(pk__in=[row.pk for row in kept]).delete()
 
 
 def cancel_meeting_triggers(*, booking) -> None:

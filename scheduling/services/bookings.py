@@ -21,8 +21,15 @@ from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload, iso_utc
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.slots import event_type_host, slot_is_offered
-from webhooks.events import cancel_meeting_triggers, emit_event, schedule_meeting_triggers
-from webhooks.models import WebhookTrigger
+from webhooks.events import (
+    booking_webhooks,
+    cancel_meeting_triggers,
+    create_deliveries,
+    create_meeting_triggers,
+    schedule_meeting_triggers,
+    subscribed_to,
+)
+from webhooks.models import Webhook, WebhookTrigger
 
 OVERLAP_CONSTRAINT = "booking_no_overlap_per_organizer"
 EXCLUSION_VIOLATION = "23P01"
@@ -44,13 +51,20 @@ def _save_without_overlap(booking: Booking, **save_kwargs) -> None:
         raise
 
 
-def _emit(trigger: str, booking: Booking, *, previous: Booking | None = None) -> None:
-    emit_event(
-        trigger=trigger,
-        payload=booking_payload(booking, previous=previous),
-        user=booking.organizer,
-        event_type=booking.event_type,
-    )
+def _emit(
+    trigger: str,
+    booking: Booking,
+    webhooks: list[Webhook],
+    *,
+    previous: Booking | None = None,
+    attendees: list[Attendee] | None = None,
+) -> None:
+    """The outbox rows of `trigger` for the webhooks among `webhooks` (the booking's, from
+    `booking_webhooks`) subscribed to it; the payload is built only if one is."""
+    subscribed = subscribed_to(trigger, webhooks)
+    if subscribed:
+        payload = booking_payload(booking, previous=previous, attendees=attendees)
+        create_deliveries(webhooks=subscribed, trigger=trigger, payload=payload)
 
 
 def _not_offered(event_type: EventType, start: datetime) -> Conflict:
@@ -101,17 +115,20 @@ def booking_create(
     attendee.full_clean()
     attendee.save()
 
+    webhooks = booking_webhooks(booking)
     if booking.status == BookingStatus.PENDING:
-        _emit(WebhookTrigger.BOOKING_REQUESTED, booking)
+        _emit(WebhookTrigger.BOOKING_REQUESTED, booking, webhooks, attendees=[attendee])
     else:
-        _emit(WebhookTrigger.BOOKING_CREATED, booking)
-        schedule_meeting_triggers(booking=booking)
+        _emit(WebhookTrigger.BOOKING_CREATED, booking, webhooks, attendees=[attendee])
+        create_meeting_triggers(booking=booking, webhooks=webhooks)
     if event_type.price > 0:
-        _payment_initiate(booking=booking, event_type=event_type)
+        _payment_initiate(booking=booking, event_type=event_type, webhooks=webhooks, attendees=[attendee])
     return booking
 
 
-def _payment_initiate(*, booking: Booking, event_type: EventType) -> Payment:
+def _payment_initiate(
+    *, booking: Booking, event_type: EventType, webhooks: list[Webhook], attendees: list[Attendee]
+) -> Payment:
     app, _ = App.objects.get_or_create(
         slug=PAYMENT_APP["slug"], defaults={"name": PAYMENT_APP["name"], "categories": ["payment"]}
     )
@@ -126,7 +143,7 @@ def _payment_initiate(*, booking: Booking, event_type: EventType) -> Payment:
     )
     payment.full_clean()
     payment.save()
-    _emit(WebhookTrigger.BOOKING_PAYMENT_INITIATED, booking)
+    _emit(WebhookTrigger.BOOKING_PAYMENT_INITIATED, booking, webhooks, attendees=attendees)
     return payment
 
 
@@ -138,8 +155,9 @@ def booking_confirm(*, booking: Booking) -> Booking:
         raise Conflict(f"Booking {booking.pk} is {booking.status}; only a PENDING booking can be confirmed.")
     booking.status = BookingStatus.ACCEPTED
     booking.save(update_fields=["status", "updated_at"])
-    _emit(WebhookTrigger.BOOKING_CREATED, booking)
-    schedule_meeting_triggers(booking=booking)
+    webhooks = booking_webhooks(booking)
+    _emit(WebhookTrigger.BOOKING_CREATED, booking, webhooks)
+    schedule_meeting_triggers(booking=booking, webhooks=webhooks)
     return booking
 
 
@@ -151,7 +169,7 @@ def booking_reject(*, booking: Booking) -> Booking:
         raise Conflict(f"Booking {booking.pk} is {booking.status}; only a PENDING booking can be rejected.")
     booking.status = BookingStatus.REJECTED
     booking.save(update_fields=["status", "updated_at"])
-    _emit(WebhookTrigger.BOOKING_REJECTED, booking)
+    _emit(WebhookTrigger.BOOKING_REJECTED, booking, booking_webhooks(booking))
     cancel_meeting_triggers(booking=booking)
     return booking
 
@@ -182,8 +200,9 @@ def booking_reschedule(
     booking.end_time = start + length
     booking.full_clean()
     _save_without_overlap(booking, update_fields=["start_time", "end_time", "updated_at"])
-    _emit(WebhookTrigger.BOOKING_RESCHEDULED, booking, previous=previous)
-    schedule_meeting_triggers(booking=booking)
+    webhooks = booking_webhooks(booking)
+    _emit(WebhookTrigger.BOOKING_RESCHEDULED, booking, webhooks, previous=previous)
+    schedule_meeting_triggers(booking=booking, webhooks=webhooks)
     return booking
 
 
@@ -197,6 +216,6 @@ def booking_cancel(*, booking: Booking, cancellation_reason: str = "") -> Bookin
     booking.status = BookingStatus.CANCELLED
     booking.cancellation_reason = cancellation_reason
     booking.save(update_fields=["status", "cancellation_reason", "updated_at"])
-    _emit(WebhookTrigger.BOOKING_CANCELLED, booking)
+    _emit(WebhookTrigger.BOOKING_CANCELLED, booking, booking_webhooks(booking))
     cancel_meeting_triggers(booking=booking)
     return booking

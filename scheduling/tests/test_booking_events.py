@@ -17,7 +17,7 @@ from scheduling.models import BookingStatus
 from scheduling.payloads import PAYLOAD_KEYS
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from webhooks.events import fire_due_scheduled_triggers
-from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.models import Webhook, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -274,3 +274,58 @@ def test_refused_booking_emits_nothing(api_client, key, organizer, webhook, outb
 
 def test_every_documented_trigger_has_an_example():
     assert set(documented_examples()) == set(EVERY_TRIGGER)
+
+
+def test_a_new_booking_writes_rows_only_for_the_webhooks_subscribed_to_each_trigger(api_client, key, organizer, outbox):
+    event_type = EventTypeFactory(owner=organizer)
+    created_only = WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.BOOKING_CREATED])
+    started_only = WebhookFactory(user=None, event_type=event_type, event_triggers=[WebhookTrigger.MEETING_STARTED])
+    everything = WebhookFactory(user=organizer, event_triggers=EVERY_TRIGGER)
+    WebhookFactory(user=organizer, event_triggers=EVERY_TRIGGER, active=False)
+    WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.BOOKING_CANCELLED])
+    WebhookFactory(event_triggers=EVERY_TRIGGER)  # someone else's
+
+    response = book(api_client, key, event_type, berlin(10))
+
+    assert response.status_code == 201
+    deliveries = outbox.new()
+    assert [(delivery.webhook_id, delivery.trigger_event) for delivery in deliveries] == [
+        (created_only.pk, WebhookTrigger.BOOKING_CREATED),
+        (everything.pk, WebhookTrigger.BOOKING_CREATED),
+    ]
+    assert deliveries[0].payload == deliveries[1].payload
+    assert deliveries[0].payload["attendees"] == [
+        {"name": "Grace Hopper", "email": "grace@example.org", "timeZone": "America/New_York"}
+    ]
+    scheduled = WebhookScheduledTrigger.objects.filter(booking_id=response.json()["booking"]["id"])
+    assert sorted(scheduled.values_list("webhook_id", "trigger_event", "start_after")) == sorted(
+        [
+            (started_only.pk, WebhookTrigger.MEETING_STARTED, berlin(10)),
+            (everything.pk, WebhookTrigger.MEETING_STARTED, berlin(10)),
+            (everything.pk, WebhookTrigger.MEETING_ENDED, berlin(10, 30)),
+        ]
+    )
+
+
+def test_rescheduling_moves_meeting_rows_in_place_and_drops_those_no_longer_subscribed(
+    api_client, key, organizer, webhook
+):
+    event_type = EventTypeFactory(owner=organizer)
+    leaving = WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.MEETING_STARTED])
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    rows = WebhookScheduledTrigger.objects.filter(booking_id=booking_id)
+    before = {(row.webhook_id, row.trigger_event): row.pk for row in rows}
+    # Unsubscribed behind the service's back, which would have removed its rows at once.
+    Webhook.objects.filter(pk=leaving.pk).update(event_triggers=[WebhookTrigger.BOOKING_CREATED])
+
+    response = api_client.patch(
+        f"/v1/bookings/{booking_id}", {"startTime": berlin(14).isoformat()}, format="json", **bearer(key)
+    )
+
+    assert response.status_code == 200
+    assert sorted(rows.values_list("id", "webhook_id", "trigger_event", "start_after")) == sorted(
+        [
+            (before[webhook.pk, "MEETING_STARTED"], webhook.pk, "MEETING_STARTED", berlin(14)),
+            (before[webhook.pk, "MEETING_ENDED"], webhook.pk, "MEETING_ENDED", berlin(14, 30)),
+        ]
+    )
