@@ -41,10 +41,21 @@ def _is_overlap(error: IntegrityError) -> bool:
     return getattr(error.__cause__, "sqlstate", None) == EXCLUSION_VIOLATION or OVERLAP_CONSTRAINT in str(error)
 
 
+def _validate(booking: Booking) -> None:
+    """Check the fields (the title a booking is given can be longer than its column, for one), not
+    the rest of `full_clean()`, which costs a query each: the organizer and the event type were
+    just read, the uid is a fresh uuid4 (kept on a reschedule) under a unique index, and both check
+    constraints hold by construction (end = start + the event type's positive length; a
+    BookingStatus). PostgreSQL enforces all of them on write."""
+    booking.full_clean(
+        exclude=["organizer", "event_type", "rescheduled_from"], validate_unique=False, validate_constraints=False
+    )
+
+
 def _save_without_overlap(booking: Booking, **save_kwargs) -> None:
+    # No savepoint: the callers are atomic and raise at once, so their own transaction rolls back.
     try:
-        with transaction.atomic():
-            booking.save(**save_kwargs)
+        booking.save(**save_kwargs)
     except IntegrityError as error:
         if _is_overlap(error):
             raise Conflict("The organizer already has a booking at this time.") from error
@@ -109,10 +120,10 @@ def booking_create(
         location=location,
         metadata=metadata or {},
     )
-    booking.full_clean()
+    _validate(booking)
     _save_without_overlap(booking)
     attendee = Attendee(booking=booking, name=attendee_name, email=attendee_email, time_zone=attendee_time_zone)
-    attendee.full_clean()
+    attendee.full_clean(exclude=["booking"])  # saved just above: no query to check that it exists
     attendee.save()
 
     webhooks = booking_webhooks(booking)
@@ -141,7 +152,9 @@ def _payment_initiate(
         success=False,
         payment_option=PaymentOption.ON_BOOKING,
     )
-    payment.full_clean()
+    # As for the booking: the app and the booking were just written, the uid is a fresh uuid4, and
+    # the check constraints hold by construction (the event type's currency, a PaymentOption, unpaid).
+    payment.full_clean(exclude=["app", "booking"], validate_unique=False, validate_constraints=False)
     payment.save()
     _emit(WebhookTrigger.BOOKING_PAYMENT_INITIATED, booking, webhooks, attendees=attendees)
     return payment
@@ -198,7 +211,7 @@ def booking_reschedule(
     previous = copy.copy(booking)
     booking.start_time = start
     booking.end_time = start + length
-    booking.full_clean()
+    _validate(booking)
     _save_without_overlap(booking, update_fields=["start_time", "end_time", "updated_at"])
     webhooks = booking_webhooks(booking)
     _emit(WebhookTrigger.BOOKING_RESCHEDULED, booking, webhooks, previous=previous)

@@ -1,15 +1,21 @@
 """Bookings over the API: create, list, get, reschedule, confirm/reject, cancel."""
 
+import threading
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
 from payments.models import Payment
-from scheduling.models import Booking, BookingStatus
+from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.tests.conftest import wait_until
+from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -547,3 +553,92 @@ def test_reschedule_to_the_end_of_time_is_a_400(api_client, key, organizer, even
     assert response.status_code == 400
     booking.refresh_from_db()
     assert booking.start_time == berlin(monday_ahead(), 10)
+
+
+# --- what a create costs, and what the database refuses -------------------------------------------
+
+
+def test_create_runs_a_fixed_number_of_queries(api_client, key, event_type, organizer, django_assert_num_queries):
+    """Authentication, the event type, the transaction (a savepoint inside the test's), the slot's
+    two reads, one INSERT each for the booking, its attendee, the outbox rows and the scheduled
+    triggers, one read of the webhooks for all of them, and the two reads of the response: no query
+    validates (the database enforces what `full_clean()` would check with one each)."""
+    WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.MEETING_STARTED])
+    WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.MEETING_ENDED])
+    api_client.get("/v1/bookings", **bearer(key))  # the key's lastUsedAt write happens once a minute
+    with django_assert_num_queries(13):
+        response = api_client.post(
+            "/v1/bookings", booking_body(event_type, berlin(monday_ahead(), 10)), format="json", **bearer(key)
+        )
+    assert response.status_code == 201
+    assert WebhookDelivery.objects.count() == 2
+    assert WebhookScheduledTrigger.objects.count() == 2
+
+
+def test_a_title_longer_than_its_column_is_a_400_and_stores_nothing(api_client, key, organizer):
+    """The title made of the event type's and both people's names can outgrow its 500 characters."""
+    organizer.name = "N" * 200
+    organizer.save()
+    event_type = EventTypeFactory(owner=organizer, title="T" * 200)
+    body = booking_body(event_type, berlin(monday_ahead(), 10), name="A" * 200)
+
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+
+    assert response.status_code == 400
+    problem = response.json()
+    message = "Ensure this value has at most 500 characters (it has 614)."
+    assert problem == {
+        "status": 400,
+        "code": "validation_error",
+        "title": "Validation error",
+        "detail": f"Invalid input. title: {message}",
+        "message": f"Invalid input. title: {message}",
+        "requestId": problem["requestId"],
+        "errors": {"title": [message]},
+    }
+    assert not Booking.objects.exists()
+    assert not Attendee.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_overlap_only_the_database_sees_is_a_409_that_stores_nothing(organizer, key, event_type):
+    """The exclusion constraint, not the slot check, refuses a booking whose rival is not yet
+    committed when the slot is checked: the request waits for the rival, then gets the 409."""
+    start = berlin(monday_ahead(), 10)
+    responses = []
+
+    def book_in_another_connection():
+        try:
+            responses.append(
+                APIClient().post("/v1/bookings", booking_body(event_type, start), format="json", **bearer(key))
+            )
+        finally:
+            connection.close()
+
+    request = threading.Thread(target=book_in_another_connection)
+    with transaction.atomic():
+        rival = BookingFactory(organizer=organizer, start_time=start, end_time=start + timedelta(minutes=30))
+        request.start()
+        with connection.cursor() as cursor:
+
+            def request_waits_for_the_rival() -> bool:
+                cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+                return cursor.fetchone()[0] > 0
+
+            wait_until(request_waits_for_the_rival, what="the booking's INSERT to wait for the rival's transaction")
+    request.join(30)
+
+    [response] = responses
+    assert response.status_code == 409
+    problem = response.json()
+    detail = "The organizer already has a booking at this time."
+    assert problem == {
+        "status": 409,
+        "code": "conflict",
+        "title": "Conflict",
+        "detail": detail,
+        "message": detail,
+        "requestId": problem["requestId"],
+    }
+    assert list(Booking.objects.values_list("pk", flat=True)) == [rival.pk]
+    assert not Attendee.objects.exclude(booking=rival).exists()
