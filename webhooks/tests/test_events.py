@@ -1,7 +1,10 @@
-"""emit_event (the outbox) and the MEETING_* scheduled triggers, in-process."""
+"""emit_event (the outbox), its enqueue on the broker and the MEETING_* scheduled triggers, in-process."""
 
 import base64
 import json
+import os
+import subprocess
+import sys
 from datetime import datetime, timedelta
 
 import pytest
@@ -20,10 +23,12 @@ from webhooks.events import (
     schedule_meeting_triggers,
 )
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.tests.conftest import ROOT
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
+CLOSED_PORT = "redis://127.0.0.1:1/0"
 CREATED = WebhookTrigger.BOOKING_CREATED
 MEETING = [WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED]
 
@@ -220,3 +225,15 @@ def test_enqueued_retries_carry_their_countdown(settings):
     assert [call[:3] for call in calls] == [("webhooks.deliver", [21], {}), ("webhooks.deliver", [22], {})]
     for *_, eta in calls:
         assert before + timedelta(seconds=5) <= datetime.fromisoformat(eta) <= timezone.now() + timedelta(seconds=5)
+
+
+def test_a_broker_that_is_down_makes_the_enqueue_log_and_return():
+    """In a process whose broker is a closed port: the on-commit enqueue logs the deliveries and
+    returns (the committed request still answers); their leases bring the sweeper to them later."""
+    script = "import django; django.setup(); from webhooks.events import enqueue_deliveries; enqueue_deliveries([1, 2])"
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test", "CELERY_BROKER_URL": CLOSED_PORT}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Could not enqueue webhook deliveries [1, 2]; the sweeper will pick them up" in result.stderr
