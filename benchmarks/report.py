@@ -24,7 +24,9 @@ def table(results: dict, meta: dict) -> str:
         f" {meta['runs']} runs, whole benchmark {meta['elapsed'] / 60:.1f} min.",
         "",
         f"`F_static`: **{static:,.0f} req/s** (p50 {_ms(results['static'].paced_median('p50_ms'))} ms,"
-        f" p99 {_ms(results['static'].paced_median('p99_ms'))} ms at 80 %).",
+        f" p99 {_ms(results['static'].paced_median('p99_ms'))} ms at 80 %: p99/p50"
+        f" {_ratio(results['static'].paced_median('p99_ms'), results['static'].paced_median('p50_ms'))},"
+        " what the server, the machine and the load generator give with no application code).",
         "",
         "| endpoint | SQL | max req/s | its `F_db` req/s | ÷ `F_db` | ÷ `F_static` | p50 ms @80 % | p99 ms @80 % "
         "| p99/p50 | non-2xx | app CPU | DB CPU |",
