@@ -7,15 +7,20 @@
 - Compact embedded objects of contract §4 (`CompactUserSerializer`, …), used inside resources.
 """
 
+import datetime
 import functools
 import types
+import zoneinfo
 from collections.abc import Mapping
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models.manager import BaseManager
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
+from rest_framework import ISO_8601, serializers
 from rest_framework.fields import SkipField
+from rest_framework.settings import api_settings
 
 
 def to_camel(name: str) -> str:
@@ -114,6 +119,8 @@ def _read_plan(serializer_class) -> tuple | None:
                 entries.append((key, attrs, "str", field))
             elif _writes_like(field, serializers.BooleanField):
                 entries.append((key, attrs, "bool", field))
+            elif _writes_like(field, serializers.DateTimeField) and not hasattr(field, "timezone"):
+                entries.append((key, attrs, "datetime", field))
             elif isinstance(field, _CONTEXT_FREE_FIELDS):
                 entries.append((key, attrs, "field", field))
             else:
@@ -128,9 +135,10 @@ class FastReadMixin:
     """Output without DRF's per-request field building and per-field dispatch, same result.
 
     Attributes are read directly; `None` stays `None`; ints, strings and booleans are written as
-    they are; other fields use their own `to_representation`; nested compact objects and lists
-    use the nested serializer's plan. Anything unusual (a dict instance, a callable attribute, a
-    missing attribute) goes through DRF's own code for that field, so the behaviour is DRF's.
+    they are; date-times as `_datetime_text` says; other fields use their own `to_representation`;
+    nested compact objects and lists use the nested serializer's plan. Anything unusual (a dict
+    instance, a callable attribute, a missing attribute) goes through DRF's own code for that
+    field, so the behaviour is DRF's.
     """
 
     def to_representation(self, instance):
@@ -164,6 +172,8 @@ class FastReadMixin:
                 output[key] = value if type(value) is str else str(value)
             elif kind == "bool":
                 output[key] = value if value is True or value is False else detail.to_representation(value)
+            elif kind == "datetime":
+                output[key] = self._datetime_text(detail, value)
             elif kind == "field":
                 output[key] = detail.to_representation(value)
             elif kind == "one":
@@ -173,6 +183,33 @@ class FastReadMixin:
                 items = value.all() if isinstance(value, BaseManager) else value
                 output[key] = [nested.to_representation(item) for item in items]
         return output
+
+    def _datetime_text(self, field, value):
+        """What DRF's `DateTimeField.to_representation` writes, for a fraction of its cost.
+
+        DRF looks the current time zone up for every value (a context-local read that cost more
+        than the formatting: 4 date-times × 100 bookings per page); here it is looked up once per
+        serializer, which lives for one response, and a value already in that zone (the database's
+        UTC values when the zone is UTC) is not converted. Anything else (naive values, ISO 8601
+        output, USE_TZ off) is DRF's own code."""
+        zone = self.__dict__.get("_output_zone")
+        if zone is None:
+            zone = self.__dict__["_output_zone"] = _output_zone()
+        output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
+        if (
+            zone is _NAIVE
+            or type(value) is not datetime.datetime
+            or value.tzinfo is None
+            or output_format is None
+            or output_format.lower() == ISO_8601
+        ):
+            return field.to_representation(value)
+        if value.tzinfo is not zone:
+            try:
+                value = value.astimezone(zone)
+            except OverflowError:
+                return field.to_representation(value)  # DRF's validation error
+        return value.strftime(output_format)
 
     def _nested(self, key, serializer_class):
         """One bare nested serializer per field and output serializer, sharing its context."""
@@ -184,6 +221,18 @@ class FastReadMixin:
 
 
 _SKIP = object()
+_NAIVE = object()  # USE_TZ off: DRF writes naive date-times
+
+
+def _output_zone():
+    """The zone DRF converts date-times to, with `datetime.UTC` standing for the UTC zone (same
+    wall clock, same `%z` and `%Z`), which is what the database's values carry."""
+    if not settings.USE_TZ:
+        return _NAIVE
+    zone = timezone.get_current_timezone()
+    if isinstance(zone, zoneinfo.ZoneInfo) and zone.key in ("UTC", "Etc/UTC"):
+        return datetime.UTC
+    return zone
 
 
 def _drf_attribute(serializer, key, instance):

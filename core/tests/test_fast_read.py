@@ -1,8 +1,10 @@
 """core.serializers.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
 
 import datetime
+import zoneinfo
 
 import pytest
+from django.utils import timezone
 from rest_framework import serializers
 
 import core.serializers as core_serializers
@@ -75,6 +77,48 @@ def test_fast_output_equals_drf_output_for_values_nesting_nulls_and_method_field
     assert SampleSerializer(rows, many=True).data == _drf(SampleSerializer, rows, many=True)
     assert "ownerName" not in SampleSerializer(rows[1]).data
     assert SampleSerializer(rows[0]).data["createdAt"] == _drf(SampleSerializer, rows[0])["createdAt"]
+
+
+class MomentsSerializer(ApiSerializer):
+    at = serializers.DateTimeField(read_only=True)
+    day_first = serializers.DateTimeField(read_only=True, format="%d.%m.%Y %H:%M %Z%z", source="at")
+    iso = serializers.DateTimeField(read_only=True, format="iso-8601", source="at")
+    in_tokyo = serializers.DateTimeField(read_only=True, default_timezone=zoneinfo.ZoneInfo("Asia/Tokyo"), source="at")
+
+
+MOMENTS = [
+    datetime.datetime(2026, 11, 20, 9, 30, 15, 123456, tzinfo=datetime.UTC),
+    datetime.datetime(2026, 3, 29, 0, 30, tzinfo=zoneinfo.ZoneInfo("UTC")),
+    datetime.datetime(2026, 7, 1, 23, 59, 59, tzinfo=zoneinfo.ZoneInfo("America/New_York")),
+    datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
+    datetime.datetime(2026, 1, 2, 3, 4, 5),  # naive: made aware in the current zone, as DRF does
+    "2026-01-02T03:04:05Z",  # already text: written as it is
+]
+
+
+@pytest.mark.parametrize(
+    "zone,first",
+    [
+        ("UTC", "2026-11-20T09:30:15Z"),
+        # DRF writes the current zone's wall clock under the format's literal Z.
+        ("Europe/Berlin", "2026-11-20T10:30:15Z"),
+        ("Pacific/Chatham", "2026-11-20T23:15:15Z"),
+    ],
+)
+def test_fast_date_times_equal_drfs_in_any_current_zone_format_and_offset(zone, first):
+    rows = [_Row(at=moment) for moment in MOMENTS]
+
+    with timezone.override(zone):
+        fast = MomentsSerializer(rows, many=True).data
+        assert fast == _drf(MomentsSerializer, rows, many=True)
+    assert fast[0]["at"] == first
+
+
+def test_fast_date_times_are_drfs_without_use_tz(settings):
+    settings.USE_TZ = False
+    rows = [_Row(at=datetime.datetime(2026, 11, 20, 9, 30, 15)), _Row(at=MOMENTS[2])]
+
+    assert MomentsSerializer(rows, many=True).data == _drf(MomentsSerializer, rows, many=True)
 
 
 def test_fast_output_of_a_dict_instance_is_drfs():
