@@ -12,7 +12,7 @@ from core.viewsets import (
     UpdateModelMixin,
 )
 from scheduling.models import BookingStatus
-from scheduling.selectors.bookings import booking_list
+from scheduling.selectors.bookings import booking_list, booking_rows
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.serializers.bookings import (
     BookingCancelSerializer,
@@ -59,9 +59,12 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self):
-        if self.action != "list":
-            return booking_list(user=self.request.user)
-        return booking_list(user=self.request.user, user_ids=self.requested_user_ids(), **self._list_filters())
+        # Reads get rows, not model instances; writes (and the bodies they answer with) get models.
+        if self.action == "list":
+            return booking_rows(user=self.request.user, user_ids=self.requested_user_ids(), **self._list_filters())
+        if self.action == "retrieve":
+            return booking_rows(user=self.request.user)
+        return booking_list(user=self.request.user)
 
     def _list_filters(self) -> dict:
         request = self.request
