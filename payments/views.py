@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema
 
 from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
-from payments.selectors import payment_list
+from payments.selectors import payment_rows
 from payments.serializers import PaymentFilterSerializer, PaymentSerializer
 
 
@@ -15,10 +15,10 @@ class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
 
     def get_queryset(self):
         if self.action != "list":
-            return payment_list(user=self.request.user)
+            return payment_rows(user=self.request.user)
         filters = PaymentFilterSerializer(data=self.filter_params())
         filters.is_valid(raise_exception=True)
-        return payment_list(user=self.request.user, user_ids=self.requested_user_ids(), **filters.validated_data)
+        return payment_rows(user=self.request.user, user_ids=self.requested_user_ids(), **filters.validated_data)
 
     def filter_params(self) -> dict:
         names = ("bookingId", "success", "refunded")
