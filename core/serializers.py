@@ -9,6 +9,7 @@
 
 import datetime
 import functools
+import operator
 import types
 import zoneinfo
 from collections.abc import Mapping
@@ -90,7 +91,7 @@ def _writes_like(field, base) -> bool:
 def _read_plan(serializer_class) -> tuple | None:
     """What `to_representation` does for this class, worked out once per process instead of on
     every request: the declared fields are built (for a ModelSerializer, by model introspection)
-    one time, then each output field is an entry (key, attribute path, kind, field).
+    one time, then each output field is an entry (key, attribute reader, kind, field).
 
     Only fields whose output cannot depend on the request are planned; a serializer with any other
     field keeps DRF's own path (`None`)."""
@@ -106,23 +107,23 @@ def _read_plan(serializer_class) -> tuple | None:
         for key, field in fields.items():
             if field.write_only:
                 continue
-            attrs = tuple(field.source_attrs)
+            read = operator.attrgetter(".".join(field.source_attrs)) if field.source_attrs else _itself
             if isinstance(field, serializers.SerializerMethodField):
-                entries.append((key, attrs, "method", field.method_name))
+                entries.append((key, read, "method", field.method_name))
             elif isinstance(field, serializers.ListSerializer) and isinstance(field.child, FastReadMixin):
-                entries.append((key, attrs, "many", type(field.child)))
+                entries.append((key, read, "many", type(field.child)))
             elif isinstance(field, FastReadMixin):
-                entries.append((key, attrs, "one", type(field)))
+                entries.append((key, read, "one", type(field)))
             elif _writes_like(field, serializers.IntegerField):
-                entries.append((key, attrs, "int", field))
+                entries.append((key, read, "int", field))
             elif _writes_like(field, serializers.CharField):
-                entries.append((key, attrs, "str", field))
+                entries.append((key, read, "str", field))
             elif _writes_like(field, serializers.BooleanField):
-                entries.append((key, attrs, "bool", field))
+                entries.append((key, read, "bool", field))
             elif _writes_like(field, serializers.DateTimeField) and not hasattr(field, "timezone"):
-                entries.append((key, attrs, "datetime", field))
+                entries.append((key, read, "datetime", field))
             elif isinstance(field, _CONTEXT_FREE_FIELDS):
-                entries.append((key, attrs, "field", field))
+                entries.append((key, read, "field", field))
             else:
                 entries = None
                 break
@@ -146,43 +147,49 @@ class FastReadMixin:
         if plan is None or isinstance(instance, Mapping):
             return super().to_representation(instance)
         output = {}
-        for key, attrs, kind, detail in plan:
+        for key, read, kind, detail in plan:
             if kind == "method":
                 output[key] = getattr(self, detail)(instance)
                 continue
-            value = instance
             try:
-                for attr in attrs:
-                    if value is None:  # None before the end of a dotted source: DRF's rules
-                        raise AttributeError(attr)
-                    value = getattr(value, attr)
-            except (AttributeError, ObjectDoesNotExist):
+                value = read(instance)
+            except (AttributeError, ObjectDoesNotExist):  # also None before the end of a dotted source
                 value = _drf_attribute(self, key, instance)
                 if value is _SKIP:
                     continue
-            if isinstance(value, _SIMPLE_CALLABLES):
-                value = _drf_attribute(self, key, instance)
-                if value is _SKIP:
-                    continue
-            if value is None:
-                output[key] = None
-            elif kind == "int":
-                output[key] = int(value)
-            elif kind == "str":
-                output[key] = value if type(value) is str else str(value)
-            elif kind == "bool":
-                output[key] = value if value is True or value is False else detail.to_representation(value)
-            elif kind == "datetime":
+            value_type = type(value)
+            # Most values are None, or exactly the type their field writes as it is: no dispatch.
+            if value is None or (value_type is str and kind == "str") or (value_type is int and kind == "int"):
+                output[key] = value
+            elif value_type is datetime.datetime and kind == "datetime":
                 output[key] = self._datetime_text(detail, value)
-            elif kind == "field":
-                output[key] = detail.to_representation(value)
-            elif kind == "one":
-                output[key] = self._nested(key, detail).to_representation(value)
-            else:  # many
-                nested = self._nested(key, detail)
-                items = value.all() if isinstance(value, BaseManager) else value
-                output[key] = [nested.to_representation(item) for item in items]
+            else:
+                if isinstance(value, _SIMPLE_CALLABLES):
+                    value = _drf_attribute(self, key, instance)
+                    if value is _SKIP:
+                        continue
+                output[key] = self._written(key, kind, detail, value)
         return output
+
+    def _written(self, key, kind, detail, value):
+        """The value as its field writes it, for the cases the loop does not take directly."""
+        if value is None:
+            return None
+        if kind == "int":
+            return int(value)
+        if kind == "str":
+            return value if type(value) is str else str(value)
+        if kind == "bool":
+            return value if value is True or value is False else detail.to_representation(value)
+        if kind == "datetime":
+            return self._datetime_text(detail, value)
+        if kind == "field":
+            return detail.to_representation(value)
+        if kind == "one":
+            return self._nested(key, detail).to_representation(value)
+        nested = self._nested(key, detail)  # many
+        items = value.all() if isinstance(value, BaseManager) else value
+        return [nested.to_representation(item) for item in items]
 
     def _datetime_text(self, field, value):
         """What DRF's `DateTimeField.to_representation` writes, for a fraction of its cost.
@@ -221,6 +228,12 @@ class FastReadMixin:
 
 
 _SKIP = object()
+
+
+def _itself(instance):  # source="*"
+    return instance
+
+
 _NAIVE = object()  # USE_TZ off: DRF writes naive date-times
 
 

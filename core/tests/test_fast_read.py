@@ -1,6 +1,7 @@
 """core.serializers.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
 
 import datetime
+import functools
 import zoneinfo
 
 import pytest
@@ -37,6 +38,7 @@ class SampleSerializer(ApiSerializer):
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
     data = serializers.JSONField(read_only=True)
     shout = serializers.SerializerMethodField()
+    greeting = serializers.CharField(source="greet", read_only=True)  # a callable: DRF calls it
 
     def get_shout(self, row) -> str:
         return row.name.upper()
@@ -65,9 +67,21 @@ def _rows():
             items=[_Row(id=7, label="seven"), _Row(id=8, label=8)],
             tags=["a", "b"],
             data={"nested": [1, None]},
+            greet=lambda: "hello",
         ),
         # No owner: the nested object is null and the dotted `owner.name` is left out, as DRF does.
-        _Row(id=2, name="second", active=0, created_at=None, starts=None, owner=None, items=[], tags=[], data=None),
+        _Row(
+            id=2,
+            name="second",
+            active=0,
+            created_at=None,
+            starts=None,
+            owner=None,
+            items=[],
+            tags=[],
+            data=None,
+            greet=functools.partial(lambda count: f"{count} items", 42),
+        ),
     ]
 
 
@@ -76,6 +90,7 @@ def test_fast_output_equals_drf_output_for_values_nesting_nulls_and_method_field
 
     assert SampleSerializer(rows, many=True).data == _drf(SampleSerializer, rows, many=True)
     assert "ownerName" not in SampleSerializer(rows[1]).data
+    assert [row["greeting"] for row in SampleSerializer(rows, many=True).data] == ["hello", "42 items"]
     assert SampleSerializer(rows[0]).data["createdAt"] == _drf(SampleSerializer, rows[0])["createdAt"]
 
 
