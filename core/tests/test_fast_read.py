@@ -98,6 +98,9 @@ class MomentsSerializer(ApiSerializer):
     at = serializers.DateTimeField(read_only=True)
     day_first = serializers.DateTimeField(read_only=True, format="%d.%m.%Y %H:%M %Z%z", source="at")
     iso = serializers.DateTimeField(read_only=True, format="iso-8601", source="at")
+    numbers_only = serializers.DateTimeField(read_only=True, format="%Y/%m/%d %H.%M.%S (UTC)", source="at")
+    year = serializers.DateTimeField(read_only=True, format="%Y", source="at")
+    percent = serializers.DateTimeField(read_only=True, format="%H %% %M", source="at")
     in_tokyo = serializers.DateTimeField(read_only=True, default_timezone=zoneinfo.ZoneInfo("Asia/Tokyo"), source="at")
 
 
@@ -108,6 +111,7 @@ MOMENTS = [
     datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
     datetime.datetime(2026, 1, 2, 3, 4, 5),  # naive: made aware in the current zone, as DRF does
     "2026-01-02T03:04:05Z",  # already text: written as it is
+    datetime.datetime(999, 12, 31, 23, 0, tzinfo=datetime.UTC),  # the C library may not pad the year
 ]
 
 
