@@ -3,7 +3,7 @@
 from types import SimpleNamespace
 
 from django.db.models import Prefetch, QuerySet
-from django.db.models.query import ValuesIterable
+from django.db.models.query import BaseIterable
 
 from accounts.models import User
 from scheduling.models import Availability, EventType, Schedule
@@ -40,15 +40,20 @@ SCHEDULE_ROW_FIELDS = ("id", "user_id", "name", "time_zone")
 USER_ROW_FIELDS = ("id", "username", "name", "email", "time_zone", "default_schedule_id")
 
 
-class ScheduleRowIterable(ValuesIterable):
+class ScheduleRowIterable(BaseIterable):
     """Yields read-only rows shaped like what `schedule_list` gives the serializer (`user`,
     `availability_rows` with `days`, `event_type_rows`), from `.values()` queries: the same three
-    queries, without building model instances (the largest cost of GET /v1/schedules?take=50)."""
+    queries, without building model instances (the largest cost of GET /v1/schedules?take=50).
+
+    The queryset it iterates stays a plain `Schedule` queryset until it is evaluated, so that the
+    pagination's COUNT is the bare `SELECT COUNT(*) FROM schedule WHERE …`, without the user join
+    of the row query."""
 
     def __iter__(self):
         users: dict[int, SimpleNamespace] = {}
         schedules = []
-        for row in super().__iter__():
+        fields = (*SCHEDULE_ROW_FIELDS, *(f"user__{field}" for field in USER_ROW_FIELDS))
+        for row in self.queryset.values(*fields):
             schedule = SimpleNamespace(**{field: row[field] for field in SCHEDULE_ROW_FIELDS})
             schedule.pk = schedule.id
             schedule.user = users.get(schedule.user_id)
@@ -79,7 +84,6 @@ class ScheduleRowIterable(ValuesIterable):
 def schedule_rows(*, user: User, user_ids: list[int] | None = None) -> QuerySet:
     """`schedule_list` for reading only (GET): same visibility, order and queries, but rows instead
     of model instances; pagination and lookups work on it as on any queryset."""
-    fields = (*SCHEDULE_ROW_FIELDS, *(f"user__{field}" for field in USER_ROW_FIELDS))
-    queryset = _visible(Schedule.objects.values(*fields), user=user, user_ids=user_ids)
-    queryset._iterable_class = ScheduleRowIterable  # what .values() itself sets; kept by clones
+    queryset = _visible(Schedule.objects.all(), user=user, user_ids=user_ids)
+    queryset._iterable_class = ScheduleRowIterable  # kept by clones, as .values() keeps its own
     return queryset

@@ -140,6 +140,16 @@ def test_list_query_count_is_constant_and_at_most_five(api_client, key):
     assert one <= 5
 
 
+def test_list_count_query_reads_the_schedule_table_alone(api_client, key):
+    ScheduleFactory(user=key.user)
+    api_client.get("/v1/schedules", **bearer(key.raw_key))  # the key's lastUsedAt write happens once a minute
+    with CaptureQueriesContext(connection) as context:
+        response = api_client.get("/v1/schedules", **bearer(key.raw_key))
+    assert response.json()["pagination"]["total"] == 1
+    (count,) = [query["sql"] for query in context.captured_queries if "COUNT(" in query["sql"]]
+    assert "JOIN" not in count
+
+
 # --- creating ---------------------------------------------------------------------------------------
 
 
