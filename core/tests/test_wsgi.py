@@ -14,40 +14,35 @@ print(gc.get_freeze_count(), "scheduling.views.schedules" in sys.modules, callab
 """
 
 
-def test_wsgi_module_loads_the_urlconf_then_freezes_it():
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
+def _run(*command: str) -> str:
+    return subprocess.run(
+        command,
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
-    )
-    frozen, views_loaded, callable_app = result.stdout.split()
+    ).stdout
+
+
+def test_wsgi_module_loads_the_urlconf_then_freezes_it():
+    frozen, views_loaded, callable_app = _run(sys.executable, "-c", PROBE).split()
     assert int(frozen) > 50_000
     assert views_loaded == "True"
     assert callable_app == "True"
 
 
 def test_gunicorn_config_keeps_the_worker_heartbeat_in_memory():
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "--print-config",
-            "--config",
-            str(BASE_DIR / "config" / "gunicorn.conf.py"),
-            "config.wsgi",
-        ],
-        cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+    output = _run(
+        str(Path(sys.executable).parent / "gunicorn"),
+        "--print-config",
+        "--config",
+        str(BASE_DIR / "config" / "gunicorn.conf.py"),
+        "config.wsgi",
     )
     settings = {}
-    for line in result.stdout.splitlines():
+    for line in output.splitlines():
         name, separator, value = line.partition(" = ")
         if separator:
             settings[name.strip()] = value.strip()
