@@ -17,7 +17,7 @@ class RowLayout:
 
     model: type
     attnames: list[str]
-    converters: list[tuple[int, list]]  # (column index, its field's database converters)
+    converters: list[tuple[int, object, list]]  # (column index, its Col, the backend's and the field's converters)
     fields: list
     pk_index: int
 
@@ -32,19 +32,26 @@ class RowLayout:
         if values[self.pk_index] is None:
             return None
         values = list(values)
-        for index, converters in self.converters:
+        for index, column, converters in self.converters:
             for converter in converters:
-                values[index] = converter(values[index], self.fields[index], connection)
+                values[index] = converter(values[index], column, connection)
         return self.model.from_db(connection.alias, self.attnames, values)
 
 
 def row_layout(model) -> RowLayout:
+    """As the ORM's compiler does: the backend's converters for the column's type (SQLite's turn
+    its date-time text into aware datetimes, for one), then the field's own (`from_db_value`)."""
     fields = list(model._meta.concrete_fields)
-    converters = [(index, field.get_db_converters(connection)) for index, field in enumerate(fields)]
+    converters = []
+    for index, field in enumerate(fields):
+        column = field.get_col(model._meta.db_table)
+        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if found:
+            converters.append((index, column, found))
     return RowLayout(
         model,
         [field.attname for field in fields],
-        [pair for pair in converters if pair[1]],
+        converters,
         fields,
         fields.index(model._meta.pk),
     )
