@@ -81,6 +81,17 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'd
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters travel separately from the SQL (server-side binding), so psycopg can prepare a
+    # statement the PostgreSQL session then plans once instead of on every execution: psycopg
+    # prepares a query from its `DB_PREPARE_THRESHOLD`-th execution on (docs/benchmarks.md has
+    # the figures). Behind a transaction-mode pooler without prepared-statement support (PgBouncer
+    # before 1.21), set DB_PREPARE_THRESHOLD=-1: statements are then never prepared.
+    _prepare_threshold = env.int("DB_PREPARE_THRESHOLD", default=2)
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True,
+        prepare_threshold=None if _prepare_threshold < 0 else _prepare_threshold,
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

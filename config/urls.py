@@ -16,10 +16,11 @@ resource_urls = [
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("readyz", core_views.readyz, name="readyz"),
+    # First, so that the API's requests are not tried against the admin's and OAuth's patterns.
+    path("v1/", include(resource_urls)),
     path("admin/", admin.site.urls),
     path("", include("accounts.oauth_urls")),
     path("", include("core.urls")),
-    path("v1/", include(resource_urls)),
     path("", include(resource_urls)),
 ]
 

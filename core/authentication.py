@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 from rest_framework.authentication import BaseAuthentication
@@ -65,12 +65,42 @@ def _api_key_lookup() -> tuple[str, RowLayout, RowLayout]:
     return sql, key_layout, user_layout
 
 
+def checking_connection(lookup):
+    """Run `lookup` (a read that can run twice) as the request's connection health check.
+
+    With CONN_HEALTH_CHECKS, Django sends `SELECT 1` before a request's first query on a
+    persistent connection, and reconnects if that fails: a whole round trip to PostgreSQL, on
+    every request, before the credential lookup that every API request starts with anyway. Here
+    the lookup is the check: if it fails because the connection is dead (PostgreSQL restarted,
+    a proxy dropped it), the connection is closed and the lookup runs once more on a new one,
+    which is what Django's check would have done. Any other error is raised as it is."""
+    if (
+        connection.connection is None
+        or not connection.health_check_enabled
+        or connection.health_check_done
+        or connection.in_atomic_block
+    ):
+        return lookup()
+    connection.health_check_done = True
+    try:
+        return lookup()
+    except (OperationalError, InterfaceError):
+        if connection.is_usable():
+            raise
+        connection.close()
+    return lookup()
+
+
 def api_key_with_user(hashed_key: str) -> ApiKey | None:
     """The API key with this hash and its user (`key.user`), in one query; None if there is none."""
     sql, key_layout, user_layout = _api_key_lookup()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [hashed_key])
-        row = cursor.fetchone()
+
+    def fetch():
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [hashed_key])
+            return cursor.fetchone()
+
+    row = checking_connection(fetch)
     if row is None:
         return None
     key, user = instances(row, key_layout, user_layout)
@@ -112,10 +142,10 @@ class CredentialAuthentication(BaseAuthentication):
 
     def _authenticate_access_token(self, raw_token: str):
         checksum = hashlib.sha256(raw_token.encode()).hexdigest()
-        token = (
+        token = checking_connection(
             AccessToken.objects.select_related("user", "application", "application__profile")
             .filter(token_checksum=checksum)
-            .first()
+            .first
         )
         if token is None or token.user is None or token.is_expired() or not token.user.is_active:
             raise InvalidToken()
