@@ -8,6 +8,7 @@ database is wiped and re-seeded: its name must contain "bench" (or set BENCH_FOR
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -54,6 +55,10 @@ class Run:
     p99_ms: float
     app_cpu: float  # % of one core, gunicorn master + workers
     db_cpu: float  # % of one core, the workers' PostgreSQL backends
+    # Time inside a worker (gunicorn's access log, %(D)s: request parsed to response written), so
+    # without the wait in the listen queue that wrk's latency includes. Recorded for paced runs.
+    server_p50_ms: float = float("nan")
+    server_p99_ms: float = float("nan")
 
 
 @dataclass
@@ -121,6 +126,10 @@ class Server:
     def __init__(self, workers: int, worker_class: str, threads: int):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
+        # In memory where there is /dev/shm, so that logging each request never waits for a disk.
+        log_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else WORK_DIR
+        self.access_log = log_dir / f"sched-bench-access-{self.port}.log"
+        self.access_log.write_text("")
         command = [
             str(VENV_BIN / "gunicorn"),
             "--config",
@@ -138,6 +147,10 @@ class Server:
             "2048",
             "--log-level",
             "warning",
+            "--access-logfile",
+            str(self.access_log),
+            "--access-logformat",
+            "%(D)s",
         ]
         self.log = open(WORK_DIR / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT)
@@ -170,6 +183,15 @@ class Server:
                 return
             previous = current
 
+    def access_log_offset(self) -> int:
+        return self.access_log.stat().st_size
+
+    def service_times_ms(self, offset: int) -> list[float]:
+        """Each request's time inside a worker, in ms, logged since `offset`."""
+        with self.access_log.open("rb") as log:
+            log.seek(offset)
+            return [int(line) / 1000 for line in log.read().split() if line.isdigit()]
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -177,6 +199,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
         self.log.close()
+        self.access_log.unlink(missing_ok=True)
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -384,8 +407,13 @@ class Bench:
             reset_created_rows(self.seeded)
 
     def once(self, target: Target, *, rate: float = 0, seconds: float | None = None) -> Run:
+        offset = self.server.access_log_offset()
         run = run_wrk(self.server, target, self.api_key, seconds=seconds or self.seconds, rate=rate)
         self.server.wait_idle()
+        if rate:
+            times = sorted(self.server.service_times_ms(offset))
+            if times:
+                run.server_p50_ms, run.server_p99_ms = percentile(times, 50), percentile(times, 99)
         self.after(target)
         return run
 
@@ -419,9 +447,17 @@ class Bench:
         return result, floor_result
 
 
+def percentile(ordered: list[float], share: float) -> float:
+    """Nearest-rank percentile of an ascending list, as wrk reports its own."""
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share / 100 * len(ordered)) - 1))]
+
+
 def log_result(result: Result) -> None:
     rates = ", ".join(f"{run.rate:.0f}" for run in result.closed)
-    paced = f" | p50 {result.paced_median('p50_ms'):.1f} ms p99 {result.paced_median('p99_ms'):.1f} ms"
+    paced = (
+        f" | p50 {result.paced_median('p50_ms'):.1f} ms p99 {result.paced_median('p99_ms'):.1f} ms"
+        f" (in a worker: {result.paced_median('server_p50_ms'):.1f} / {result.paced_median('server_p99_ms'):.1f})"
+    )
     print(
         f"  {result.target.label:<48} {result.max_rate:7.0f} req/s ({rates})"
         f"{paced if result.paced else ''} | errors {result.errors}",
