@@ -146,6 +146,16 @@ class Booking(models.Model):
     rescheduled_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rescheduled_to"
     )
+    # True on a booking that was cancelled because it was moved (its successor points back to it
+    # through `rescheduled_from`), as Cal.com marks it.
+    rescheduled = models.BooleanField(default=False)
+    cancelled_by = models.EmailField(max_length=254, blank=True)
+    # What the booker answered on the booking form, keyed by field name (Cal.com's `responses`).
+    responses = models.JSONField(default=dict, blank=True)
+    custom_inputs = models.JSONField(default=dict, blank=True)
+    sms_reminder_number = models.CharField(max_length=50, blank=True)
+    # Bumped each time the booking's calendar event changes (iCalendar SEQUENCE).
+    ical_sequence = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -171,6 +181,7 @@ class Attendee(models.Model):
     name = models.CharField(max_length=200)
     email = models.EmailField(max_length=254)
     time_zone = models.CharField(max_length=64, validators=[validate_time_zone])
+    locale = models.CharField(max_length=35, default="en")
 
     class Meta:
         ordering = ["id"]
