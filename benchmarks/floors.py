@@ -273,7 +273,7 @@ def db_schedule_create(request):
                 )
             ]
         )
-    return _json({"schedule": {"id": schedule.pk}}, status=201)
+    return _json({"schedule": {"id": schedule.pk}}, status=200)
 
 
 @csrf_exempt
@@ -325,4 +325,4 @@ def db_booking_create(request):
             for trigger in ("MEETING_STARTED", "MEETING_ENDED")
             if trigger in webhook["event_triggers"]
         )
-    return _json({"booking": {"id": booking.pk, "uid": booking.uid}}, status=201)
+    return _json({"booking": {"id": booking.pk, "uid": booking.uid}}, status=200)

@@ -205,7 +205,7 @@ class ResourceAutoSchema(AutoSchema):
         if action == "create":
             schema = self._envelope(f"{base}Created", {singular: item, "message": message}, [singular, "message"])
             location = {"Location": {"schema": {"type": "string"}, "description": "URL of the new object."}}
-            return {"201": ok(schema, headers=location)}
+            return {"200": ok(schema, headers=location)}
         if action == "destroy":
             return {"200": ok(self._envelope("Deleted", {"message": message}, ["message"]))}
         return {"200": ok(self._envelope(f"{base}Envelope", {singular: item}, [singular]))}

@@ -33,7 +33,7 @@ What the base gives you:
 - authentication (`CredentialAuthentication`) and `HasScope` with the view's `scopes` per method;
   the rate limit is counted before the scope check, so every authenticated response has the
   `RateLimit-*` headers;
-- the envelopes of §1.2: list with `pagination` + `Link`, get, create (201 + `Location` +
+- the envelopes of §1.2: list with `pagination` + `Link`, get, create (200 + `Location` +
   `message`), PATCH (PUT is a 405), delete with its `message`;
 - `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
   already ordered);
@@ -204,7 +204,9 @@ class CreateModelMixin:
             self.envelope_singular: self.get_output_serializer(instance).data,
             "message": f"{self.get_resource_label()} created successfully",
         }
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": self.location_url(instance)})
+        # 200, not 201: Cal.com's v1 answered every success with 200, and integrations written for it
+        # keep a created object only when the status is exactly 200.
+        return Response(body, status=status.HTTP_200_OK, headers={"Location": self.location_url(instance)})
 
 
 class UpdateModelMixin:

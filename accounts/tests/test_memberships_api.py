@@ -142,7 +142,7 @@ def test_admin_invites_a_user_as_a_pending_member(api_client, team):
     response = api_client.post(
         "/v1/memberships", {"userId": invitee.pk, "teamId": team.pk}, format="json", **bearer(key)
     )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     body = response.json()
     assert body["message"] == "Membership created successfully"
     assert (body["membership"]["accepted"], body["membership"]["role"]) == (False, "MEMBER")
@@ -159,7 +159,7 @@ def test_owner_may_invite_an_owner_with_an_oauth_token(api_client, team):
         format="json",
         **bearer(token.raw_token),
     )
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["membership"]["role"] == "OWNER"
 
 
@@ -172,7 +172,7 @@ def test_system_admin_may_add_an_accepted_member(api_client, team):
         format="json",
         **bearer(admin_key),
     )
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["membership"]["accepted"] is True
 
 

@@ -104,7 +104,7 @@ def test_create_get_patch_delete_envelopes(api_client, key):
     response = api_client.post(
         "/v1/things", {"name": "A", "slug": "a", "hideBranding": True}, format="json", **auth(key.raw_key)
     )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     created = response.json()
     assert created["message"] == "Thing created successfully"
     thing_id = created["thing"]["id"]

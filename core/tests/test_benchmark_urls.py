@@ -71,4 +71,4 @@ def test_seed_writes_the_documented_data_set_and_bookable_slots(api_client):
         format="json",
         HTTP_AUTHORIZATION=f"Bearer {seeded['api_key']}",
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 200, response.content

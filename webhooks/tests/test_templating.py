@@ -95,7 +95,7 @@ def test_template_that_cannot_render_to_json_is_400(api_client):
 def test_valid_template_is_accepted_and_returned(api_client):
     template = '{"content": "{{organizer.name}} booked {{title}}", "start": "{{startTime}}"}'
     response = create(api_client, template)
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["webhook"]["payloadTemplate"] == template
 
 

@@ -25,11 +25,11 @@ def create(api_client, user, **body):
     return api_client.post("/v1/webhooks", body, format="json", **auth(user))
 
 
-def test_create_returns_201_with_generated_whsec_secret_once(api_client):
+def test_create_returns_200_with_generated_whsec_secret_once(api_client):
     user = UserFactory()
     response = create(api_client, user, eventTriggers=["BOOKING_CREATED", "BOOKING_CANCELLED", "BOOKING_CREATED"])
 
-    assert response.status_code == 201
+    assert response.status_code == 200
     body = response.json()
     assert body["message"] == "Webhook created successfully"
     webhook = body["webhook"]
@@ -60,7 +60,7 @@ def test_create_with_an_oauth_token_keeps_the_client_secret(api_client):
         format="json",
         **auth(user, scope="WRITE_WEBHOOK"),
     )
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["webhook"]["secret"] == "my own secret"
     assert response.json()["webhook"]["active"] is False
 
@@ -90,19 +90,19 @@ def test_bad_create_input_is_400_naming_the_field_and_writes_nothing(api_client,
 
 def test_same_owner_and_url_twice_is_409(api_client):
     user = UserFactory()
-    assert create(api_client, user).status_code == 201
+    assert create(api_client, user).status_code == 200
     response = create(api_client, user, eventTriggers=["BOOKING_PAID"])
     assert response.status_code == 409
     assert response.json()["code"] == "conflict"
     assert Webhook.objects.count() == 1
-    assert create(api_client, UserFactory()).status_code == 201  # another owner may use the URL
+    assert create(api_client, UserFactory()).status_code == 200  # another owner may use the URL
 
 
 def test_event_type_webhook_for_own_event_type_and_400_for_someone_elses(api_client):
     user = UserFactory()
     own = EventTypeFactory(owner=user)
     response = create(api_client, user, eventTypeId=own.pk)
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["webhook"]["eventTypeId"] == own.pk
     assert response.json()["webhook"]["eventType"] == {
         "id": own.pk,
@@ -125,8 +125,8 @@ def test_team_webhooks_need_team_admin(api_client):
     MembershipFactory(user=member, team=team, role=MembershipRole.MEMBER)
     team_type = EventTypeFactory(owner=None, team=team, schedule=None)
 
-    assert create(api_client, admin, teamId=team.pk).status_code == 201
-    assert create(api_client, admin, eventTypeId=team_type.pk).status_code == 201
+    assert create(api_client, admin, teamId=team.pk).status_code == 200
+    assert create(api_client, admin, eventTypeId=team_type.pk).status_code == 200
     assert create(api_client, member, teamId=team.pk, subscriberUrl=URL + "m").status_code == 403
     assert create(api_client, member, eventTypeId=team_type.pk, subscriberUrl=URL + "m").status_code == 403
     assert create(api_client, UserFactory(), teamId=team.pk, subscriberUrl=URL + "x").status_code == 400
@@ -144,7 +144,7 @@ def test_user_id_and_platform_client_are_for_system_admins_only(api_client):
     assert not Webhook.objects.exists()
 
     response = create(api_client, UserFactory(role="ADMIN"), userId=other.pk)
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.json()["webhook"]["userId"] == other.pk
 
 
