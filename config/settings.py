@@ -285,3 +285,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Where bookers book: the `bookerUrl` of webhook payloads (Cal.com's WEBAPP_URL). docs/webhook-payloads.md.
+BOOKER_URL = env.str("BOOKER_URL", default="http://localhost:8000")

@@ -33,7 +33,7 @@ def _emit_booking_paid(payment: Payment) -> None:
     booking = Booking.objects.select_related("organizer", "event_type", "rescheduled_from").get(pk=payment.booking_id)
     emit_event(
         trigger=WebhookTrigger.BOOKING_PAID,
-        payload=booking_payload(booking),
+        payload=booking_payload(booking, trigger=WebhookTrigger.BOOKING_PAID, payment=payment),
         user=booking.organizer,
         event_type=booking.event_type,
     )

@@ -217,7 +217,10 @@ def fire_due_scheduled_triggers(*, now=None) -> int:
     with transaction.atomic():
         due = list(
             WebhookScheduledTrigger.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("webhook", "booking", "booking__organizer", "booking__event_type")
+            .select_related(
+                "webhook", "booking", "booking__organizer", "booking__event_type", "booking__rescheduled_from"
+            )
+            .prefetch_related("booking__attendees")
             .filter(start_after__lte=now)
             .order_by("start_after", "id")[: webhook_setting("SWEEP_BATCH_SIZE")]
         )
@@ -227,7 +230,7 @@ def fire_due_scheduled_triggers(*, now=None) -> int:
                 create_deliveries(
                     webhooks=[webhook],
                     trigger=scheduled.trigger_event,
-                    payload=booking_payload(scheduled.booking),
+                    payload=booking_payload(scheduled.booking, scheduled.trigger_event),
                 )
                 fired += 1
         WebhookScheduledTrigger.objects.filter(pk__in=[scheduled.pk for scheduled in due]).delete()

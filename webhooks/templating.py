@@ -1,13 +1,20 @@
-"""payloadTemplate (contract §5.3).
+"""payloadTemplate: the body of a webhook's deliveries, when it has one.
 
-Variables are `{{name}}` with dotted paths (`{{organizer.name}}`, `{{attendees.0.email}}`),
-resolved against the payload's top-level fields plus `triggerEvent` and `createdAt`.
+Variables are `{{name}}` with dotted paths (`{{organizer.name}}`, `{{attendees.0.email}}`,
+`{{responses.name.value}}`), resolved against the payload's top-level fields plus `triggerEvent`
+and `createdAt`, as in Cal.com. A variable with no value in this event (a key the trigger leaves
+out, an attendee index past the end) renders empty, as Cal.com's Handlebars renders it.
 
 A template that looks like JSON (starts with `{` or `[`) is rendered JSON-aware, by scanning it
-token by token: a string literal that is exactly one `{{var}}` becomes the typed JSON value; a
-variable inside a longer string is inserted as JSON-escaped text; a bare variable outside any
-string becomes the JSON value. So a quote or a newline in an attendee's name can never break the
-body. Any other template is plain text (`text/plain; charset=utf-8`).
+token by token: a string literal that is exactly one `{{var}}` becomes the typed JSON value (`""`
+when it has no value); a variable inside a longer string is inserted as JSON-escaped text; a bare
+variable outside any string becomes the JSON value. So a quote or a newline in an attendee's name
+can never break the body. Any other template is plain text (`text/plain; charset=utf-8`).
+
+Known variables (checked on create and update): Cal.com's documented list (`DOCUMENTED_VARIABLES`)
+and every dotted key of the payload of each selected trigger; below the free-form objects
+(`responses`, `userFieldsResponses`, `metadata`, `customInputs`) any path is known, since their
+keys depend on the booking form. docs/webhooks.md lists them.
 """
 
 import json
@@ -61,7 +68,7 @@ def as_text(value) -> str:
 
 
 def as_json(value) -> str:
-    return json.dumps(None if value is MISSING else value, ensure_ascii=False)
+    return json.dumps("" if value is MISSING else value, ensure_ascii=False)
 
 
 def _substitute_in_string(literal_body: str, context) -> str:
@@ -113,6 +120,35 @@ def render(template: str, *, trigger_event: str, created_at: str, payload: dict)
     return RenderedBody(text.encode(), "text/plain; charset=utf-8")
 
 
+# Cal.com's documented variable list ("Webhook variable list" and its Person structure). Some are
+# not in every payload (`rejectionReason`, `team.*`, Person's `timezone`, spelled so in that list
+# while the payload's key is `timeZone`): they are accepted and render empty, as in Cal.com.
+PERSON_VARIABLES = ("name", "email", "timezone", "language.locale")
+DOCUMENTED_VARIABLES = (
+    "triggerEvent",
+    "createdAt",
+    "type",
+    "title",
+    "startTime",
+    "endTime",
+    "description",
+    "location",
+    "organizer",
+    *(f"organizer.{name}" for name in PERSON_VARIABLES),
+    "attendees",
+    *(f"attendees.0.{name}" for name in PERSON_VARIABLES),
+    "uid",
+    "rescheduleUid",
+    "cancellationReason",
+    "rejectionReason",
+    "team.name",
+    "team.members",
+    "metadata",
+)
+# Objects whose keys are the booking's own (form fields, metadata): any path below them is known.
+FREE_FORM = ("responses", "userFieldsResponses", "metadata", "customInputs")
+
+
 def variable_names(value, prefix: str = "") -> list[str]:
     """Every valid variable path of a sample context (`attendees.0.email` for list items)."""
     names: list[str] = []
@@ -129,7 +165,10 @@ def variable_names(value, prefix: str = "") -> list[str]:
 def _is_known(path: str, sample) -> bool:
     """Like `lookup`, but any list index is valid when the sample list has an element."""
     value = sample
-    for part in path.split("."):
+    parts = path.split(".")
+    if parts[0] in FREE_FORM and parts[0] in sample:
+        return True
+    for part in parts:
         if isinstance(value, dict) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and value:
@@ -137,6 +176,24 @@ def _is_known(path: str, sample) -> bool:
         else:
             return False
     return True
+
+
+def _is_documented(path: str) -> bool:
+    generic = ".".join("0" if part.isdigit() else part for part in path.split("."))
+    return generic in DOCUMENTED_VARIABLES
+
+
+def known_variables(trigger_events: list[str]) -> list[str]:
+    """Every known variable for a webhook of `trigger_events`, in a stable order (for messages)."""
+    from webhooks.samples import sample_payload
+
+    names: dict[str, None] = dict.fromkeys(DOCUMENTED_VARIABLES)
+    for trigger_event in trigger_events or ["PING"]:
+        context = template_context(
+            trigger_event=trigger_event, created_at="2026-11-20T09:00:00Z", payload=sample_payload(trigger_event)
+        )
+        names.update(dict.fromkeys(variable_names(context)))
+    return list(names)
 
 
 def validate_template(template: str, *, trigger_events: list[str]) -> None:
@@ -147,17 +204,35 @@ def validate_template(template: str, *, trigger_events: list[str]) -> None:
     if not template or not template.strip():
         return
     created_at = "2026-11-20T09:00:00Z"
-    for trigger_event in trigger_events or ["PING"]:
-        payload = sample_payload(trigger_event)
-        context = template_context(trigger_event=trigger_event, created_at=created_at, payload=payload)
-        unknown = sorted({name for name in VARIABLE.findall(template) if not _is_known(name, context)})
-        if unknown:
-            valid = ", ".join(variable_names(context))
-            raise ValidationError(
-                {"payloadTemplate": [f"Unknown variable(s): {', '.join(unknown)}. Valid variables are: {valid}."]}
+    triggers = list(trigger_events or ["PING"])
+    contexts = {
+        trigger_event: template_context(
+            trigger_event=trigger_event, created_at=created_at, payload=sample_payload(trigger_event)
+        )
+        for trigger_event in triggers
+    }
+    unknown = sorted(
+        {
+            name
+            for name in VARIABLE.findall(template)
+            if not _is_documented(name) and not any(_is_known(name, context) for context in contexts.values())
+        }
+    )
+    if unknown:
+        valid = ", ".join(known_variables(triggers))
+        raise ValidationError(
+            {
+                "payloadTemplate": [
+                    f"Unknown variable(s): {', '.join(unknown)}. Valid variables are: {valid}"
+                    f" (any path below {', '.join(FREE_FORM)})."
+                ]
+            }
+        )
+    if is_json_template(template):
+        for trigger_event in triggers:
+            rendered = render(
+                template, trigger_event=trigger_event, created_at=created_at, payload=sample_payload(trigger_event)
             )
-        if is_json_template(template):
-            rendered = render(template, trigger_event=trigger_event, created_at=created_at, payload=payload)
             try:
                 json.loads(rendered.body)
             except ValueError as error:

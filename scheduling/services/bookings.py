@@ -69,12 +69,15 @@ def _emit(
     *,
     previous: Booking | None = None,
     attendees: list[Attendee] | None = None,
+    payment: Payment | None = None,
 ) -> None:
     """The outbox rows of `trigger` for the webhooks among `webhooks` (the booking's, from
-    `booking_webhooks`) subscribed to it; the payload is built only if one is."""
+    `booking_webhooks`) subscribed to it; the payload (Cal.com's for that trigger, see
+    docs/webhook-payloads.md) is built only if one is. `previous`: the booking before a reschedule;
+    `payment`: the payment of a payment trigger (else the booking's latest is read)."""
     subscribed = subscribed_to(trigger, webhooks)
     if subscribed:
-        payload = booking_payload(booking, previous=previous, attendees=attendees)
+        payload = booking_payload(booking, trigger=trigger, previous=previous, attendees=attendees, payment=payment)
         create_deliveries(webhooks=subscribed, trigger=trigger, payload=payload)
 
 

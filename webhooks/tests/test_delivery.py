@@ -250,4 +250,4 @@ def test_meeting_started_fires_through_the_worker_when_its_time_comes(start_work
     [request] = receiver.wait_for(1)
     body = StandardWebhook(webhook.secret).verify(request.body, request.headers)
     assert body["triggerEvent"] == "MEETING_STARTED"
-    assert body["payload"]["bookingId"] == booking.pk
+    assert body["payload"]["id"] == booking.pk  # the booking record, as Cal.com sends MEETING_*

@@ -131,9 +131,9 @@ def test_due_triggers_fire_into_deliveries_at_start_then_at_end():
     assert fire_due_scheduled_triggers(now=booking.start_time) == 1
     [started] = WebhookDelivery.objects.all()
     assert started.trigger_event == WebhookTrigger.MEETING_STARTED
-    assert started.payload["bookingId"] == booking.pk
-    assert started.payload["uid"] == booking.uid
-    assert started.payload["startTime"] == booking.start_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert started.payload["triggerEvent"] == WebhookTrigger.MEETING_STARTED
+    assert (started.payload["id"], started.payload["uid"]) == (booking.pk, booking.uid)
+    assert started.payload["startTime"] == booking.start_time.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     assert list(WebhookScheduledTrigger.objects.values_list("trigger_event", flat=True)) == ["MEETING_ENDED"]
 
     assert fire_due_scheduled_triggers(now=booking.end_time) == 1
