@@ -234,10 +234,11 @@ def calendar_responses(booking, attendees) -> tuple[dict, dict]:
 
 
 def _split_name(booking, attendee) -> tuple[str, str]:
-    """Cal.com fills firstName/lastName only from a split name field of the booking form."""
-    name = (booking.responses or {}).get("name") if isinstance(booking.responses, dict) else None
-    booker_email = (booking.responses or {}).get("email") if isinstance(booking.responses, dict) else None
-    if isinstance(name, dict) and (booker_email is None or booker_email == attendee.email):
+    """Cal.com fills firstName/lastName (else `""`) from the booking form's name answer when that is
+    split into first and last name; it is the booker's, so a guest's stay empty."""
+    stored = booking.responses if isinstance(booking.responses, dict) else {}
+    name, booker_email = stored.get("name"), stored.get("email")
+    if isinstance(name, dict) and booker_email in (None, attendee.email):
         return str(name.get("firstName") or ""), str(name.get("lastName") or "")
     return "", ""
 

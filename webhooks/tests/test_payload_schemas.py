@@ -411,3 +411,15 @@ def test_a_payload_with_an_extra_or_missing_key_fails_the_schema():
     without_uid = {key: value for key, value in body["payload"].items() if key != "uid"}
     with pytest.raises(jsonschema.ValidationError):
         assert_valid("BOOKING_CREATED", {**body, "payload": without_uid})
+
+
+def test_every_example_in_the_documentation_matches_its_triggers_schema():
+    import json
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "webhook-payloads.md").read_text()
+    examples = re.findall(r"^### (\w+)\n.*?```json\n(.*?)\n```", text, flags=re.S | re.M)
+    assert sorted(trigger for trigger, _ in examples) == sorted(EVERY_TRIGGER)
+    for trigger, body in examples:
+        assert_valid(trigger, json.loads(body))
