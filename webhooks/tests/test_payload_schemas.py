@@ -2,7 +2,10 @@
 from Cal.com's v2021-10-20 payload builders (docs/webhook-payloads.md): every key Cal.com always
 sends is required, keys it sends only when they apply are allowed, and nothing else is."""
 
+import json
+import re
 from datetime import date, datetime, time, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import jsonschema
@@ -17,6 +20,7 @@ from scheduling.tests.factories import EventTypeFactory
 from webhooks.delivery import attempt_delivery
 from webhooks.events import fire_due_scheduled_triggers
 from webhooks.models import WebhookDelivery, WebhookTrigger
+from webhooks.samples import sample_payload
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -402,8 +406,6 @@ def test_the_test_ping_matches_the_booking_schema(api_client, auth, webhook, rec
 
 def test_a_payload_with_an_extra_or_missing_key_fails_the_schema():
     """The schemas really are strict: they would catch a key too many or too few."""
-    from webhooks.samples import sample_payload
-
     body = {"triggerEvent": "BOOKING_CREATED", "createdAt": "2026-11-20T09:00:00Z", "payload": sample_payload()}
     assert_valid("BOOKING_CREATED", body)
     with pytest.raises(jsonschema.ValidationError):
@@ -414,10 +416,6 @@ def test_a_payload_with_an_extra_or_missing_key_fails_the_schema():
 
 
 def test_every_example_in_the_documentation_matches_its_triggers_schema():
-    import json
-    import re
-    from pathlib import Path
-
     text = (Path(__file__).resolve().parents[2] / "docs" / "webhook-payloads.md").read_text()
     examples = re.findall(r"^### (\w+)\n.*?```json\n(.*?)\n```", text, flags=re.S | re.M)
     assert sorted(trigger for trigger, _ in examples) == sorted(EVERY_TRIGGER)
