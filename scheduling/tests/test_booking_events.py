@@ -135,7 +135,7 @@ def test_booking_created_emits_booking_created_with_the_documented_payload(api_c
     [delivery] = outbox.new()
     assert delivery.trigger_event == WebhookTrigger.BOOKING_CREATED
     assert_matches_documentation(WebhookTrigger.BOOKING_CREATED, delivery.payload)
-    booking = response.json()["booking"]
+    booking = response.json()
     assert delivery.payload == {
         "type": "intro-call",
         "title": "Intro call between Ada Lovelace and Grace Hopper",
@@ -173,7 +173,7 @@ def test_booking_needing_confirmation_emits_booking_requested_only(api_client, k
     [delivery] = outbox.new()
     assert delivery.trigger_event == WebhookTrigger.BOOKING_REQUESTED
     assert_matches_documentation(WebhookTrigger.BOOKING_REQUESTED, delivery.payload)
-    assert not WebhookScheduledTrigger.objects.filter(booking_id=response.json()["booking"]["id"]).exists()
+    assert not WebhookScheduledTrigger.objects.filter(booking_id=response.json()["id"]).exists()
 
 
 def test_confirming_emits_booking_created_and_schedules_the_meeting(api_client, key, organizer, webhook, outbox):
@@ -202,7 +202,7 @@ def test_rescheduling_emits_booking_rescheduled_with_the_previous_time_and_moves
     api_client, key, organizer, webhook, outbox
 ):
     event_type = EventTypeFactory(owner=organizer)
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     outbox.new()
     response = api_client.patch(
         f"/v1/bookings/{booking_id}", {"startTime": berlin(14).isoformat()}, format="json", **bearer(key)
@@ -223,7 +223,7 @@ def test_cancelling_emits_booking_cancelled_with_the_reason_and_removes_triggers
     api_client, key, organizer, webhook, outbox
 ):
     event_type = EventTypeFactory(owner=organizer)
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     outbox.new()
     api_client.delete(
         f"/v1/bookings/{booking_id}/cancel", {"cancellationReason": "Travelling"}, format="json", **bearer(key)
@@ -297,7 +297,7 @@ def test_a_new_booking_writes_rows_only_for_the_webhooks_subscribed_to_each_trig
     assert deliveries[0].payload["attendees"] == [
         {"name": "Grace Hopper", "email": "grace@example.org", "timeZone": "America/New_York"}
     ]
-    scheduled = WebhookScheduledTrigger.objects.filter(booking_id=response.json()["booking"]["id"])
+    scheduled = WebhookScheduledTrigger.objects.filter(booking_id=response.json()["id"])
     assert sorted(scheduled.values_list("webhook_id", "trigger_event", "start_after")) == sorted(
         [
             (started_only.pk, WebhookTrigger.MEETING_STARTED, berlin(10)),
@@ -312,7 +312,7 @@ def test_rescheduling_moves_meeting_rows_in_place_and_drops_those_no_longer_subs
 ):
     event_type = EventTypeFactory(owner=organizer)
     leaving = WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.MEETING_STARTED])
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     rows = WebhookScheduledTrigger.objects.filter(booking_id=booking_id)
     before = {(row.webhook_id, row.trigger_event): row.pk for row in rows}
     # Unsubscribed behind the service's back, which would have removed its rows at once.
