@@ -85,6 +85,23 @@ class BookingSerializer(ApiSerializer):
         return booking.cancelled_by or None
 
 
+class PaymentSummarySerializer(ApiSerializer):
+    id = serializers.IntegerField()
+    uid = serializers.CharField()
+    success = serializers.BooleanField()
+    payment_option = serializers.CharField()
+
+
+class BookingCreatedSerializer(BookingSerializer):
+    """The answer to POST /bookings, as Cal.com v1's: the booking object at the top level with its
+    payments; `paymentUid`/`paymentId` only when a payment is required (documents the body)."""
+
+    payment = PaymentSummarySerializer(many=True, read_only=True)
+    payment_required = serializers.BooleanField(read_only=True)
+    payment_uid = serializers.CharField(read_only=True, required=False)
+    payment_id = serializers.IntegerField(read_only=True, required=False)
+
+
 def _location_text(value) -> str:
     """A location as Cal.com v1 clients send it: a string, or `{"value", "optionValue"}` of which
     the first non-empty part is the location."""

@@ -329,3 +329,29 @@ def test_rescheduling_moves_meeting_rows_in_place_and_drops_those_no_longer_subs
             (before[webhook.pk, "MEETING_ENDED"], webhook.pk, "MEETING_ENDED", berlin(14, 30)),
         ]
     )
+
+
+def test_rescheduling_by_uid_emits_rescheduled_for_the_new_booking_and_no_cancellation(
+    api_client, key, organizer, webhook, outbox
+):
+    """Cal.com's reschedule: the new booking's BOOKING_RESCHEDULED names the old one; the old one,
+    cancelled with `rescheduled=True`, gets no BOOKING_CANCELLED; the meeting triggers move."""
+    event_type = EventTypeFactory(owner=organizer)
+    old = book(api_client, key, event_type, berlin(10)).json()
+    outbox.new()
+
+    response = book(api_client, key, event_type, berlin(14), rescheduleUid=old["uid"])
+
+    assert response.status_code == 200, response.json()
+    new = response.json()
+    [delivery] = outbox.new()
+    assert delivery.trigger_event == WebhookTrigger.BOOKING_RESCHEDULED
+    assert_matches_documentation(WebhookTrigger.BOOKING_RESCHEDULED, delivery.payload)
+    utc = ZoneInfo("UTC")
+    assert (delivery.payload["bookingId"], delivery.payload["uid"]) == (new["id"], new["uid"])
+    assert delivery.payload["rescheduleUid"] == old["uid"]
+    assert delivery.payload["rescheduleStartTime"] == berlin(10).astimezone(utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert not WebhookScheduledTrigger.objects.filter(booking_id=old["id"]).exists()
+    assert WebhookScheduledTrigger.objects.get(booking_id=new["id"], trigger_event="MEETING_STARTED").start_after == (
+        berlin(14)
+    )

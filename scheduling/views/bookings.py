@@ -22,6 +22,7 @@ from scheduling.serializers.bookings import (
     CANCEL_QUERY_PARAMETERS,
     BookingCancelledSerializer,
     BookingCancelSerializer,
+    BookingCreatedSerializer,
     BookingCreateSerializer,
     BookingRescheduleSerializer,
     BookingSerializer,
@@ -53,6 +54,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     serializer_class = BookingSerializer
     input_serializer_class = BookingCreateSerializer
     update_serializer_class = BookingUpdateSerializer
+    conflict_actions = ("create", "partial_update", "reschedule", "cancel", "destroy")
 
     @extend_schema(
         parameters=[
@@ -93,6 +95,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             "before_end_time": query_instant(request, "beforeEndTime", end=True),
         }
 
+    @extend_schema(request=BookingCreateSerializer, responses=BookingCreatedSerializer)
     def create(self, request, *args, **kwargs):
         """Cal.com v1's booking request; the answer is v1's: the booking object itself at the top
         level (not in an envelope), with `payment` and `paymentRequired`, status 200 and `Location`."""
