@@ -384,6 +384,13 @@ class BookingRescheduleSerializer(ApiSerializer):
     reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 
+class BookingRescheduledSerializer(ApiSerializer):
+    """The answer to POST /bookings/{id}/reschedule (documents the body)."""
+
+    booking = BookingSerializer(help_text="The new booking.")
+    message = serializers.CharField()
+
+
 # Cal.com v1 clients send these in the query string of a cancellation.
 CANCEL_QUERY_PARAMETERS = ("cancellationReason", "allRemainingBookings", "cancelSubsequentBookings")
 

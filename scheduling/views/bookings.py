@@ -24,6 +24,7 @@ from scheduling.serializers.bookings import (
     BookingCancelSerializer,
     BookingCreatedSerializer,
     BookingCreateSerializer,
+    BookingRescheduledSerializer,
     BookingRescheduleSerializer,
     BookingSerializer,
     BookingUpdateSerializer,
@@ -134,7 +135,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             return booking_reject(booking=instance)
         return booking_reschedule(booking=instance, start=data["start_time"], end=data.get("end_time"))
 
-    @extend_schema(request=BookingRescheduleSerializer, responses=BookingSerializer)
+    @extend_schema(request=BookingRescheduleSerializer, responses=BookingRescheduledSerializer)
     @action(detail=True, methods=["post"], url_path="reschedule")
     def reschedule(self, request, *args, **kwargs):
         """Cal.com's reschedule: a new booking at `start` replaces this one, which becomes CANCELLED
