@@ -1,17 +1,21 @@
 """Cal.com API v1's booking calls: the whole v1 booking body, its answer, DELETE as a cancellation,
 and Cal.com's reschedule (a new booking replaces the old one)."""
 
+import threading
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.tests.conftest import wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -744,3 +748,40 @@ def test_v1_reference_script_reschedules_with_reschedule_uid(api_client, key, or
     assert isinstance(again.json()["id"], int) and isinstance(again.json()["uid"], str)
     assert again.json()["uid"] != first.json()["uid"]
     assert again.json()["startTime"] == z(berlin(11))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reschedule_onto_an_overlap_only_the_database_sees_is_a_409_that_keeps_the_old_booking(
+    organizer, key, event_type
+):
+    """The rival is not yet committed when the slot is checked, so the request cancels the old
+    booking and inserts the new one, which waits for the rival and then breaks the exclusion
+    constraint: the 409 rolls the cancellation back too."""
+    old = make_booking(organizer, event_type, berlin(10))
+    responses = []
+
+    def reschedule_in_another_connection():
+        try:
+            body = {"start": berlin(14).isoformat()}
+            responses.append(APIClient().post(f"/v1/bookings/{old.pk}/reschedule", body, format="json", **bearer(key)))
+        finally:
+            connection.close()
+
+    request = threading.Thread(target=reschedule_in_another_connection)
+    with transaction.atomic():
+        rival = make_booking(organizer, None, berlin(14))
+        request.start()
+        with connection.cursor() as cursor:
+
+            def request_waits_for_the_rival() -> bool:
+                cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+                return cursor.fetchone()[0] > 0
+
+            wait_until(request_waits_for_the_rival, what="the new booking's INSERT to wait for the rival")
+    request.join(30)
+
+    [response] = responses
+    assert response.status_code == 409
+    assert response.json()["code"] == "conflict"
+    assert snapshot(old)[:3] == (BookingStatus.ACCEPTED, berlin(10), False)
+    assert sorted(Booking.objects.values_list("pk", flat=True)) == sorted([old.pk, rival.pk])
