@@ -325,4 +325,4 @@ def db_booking_create(request):
             for trigger in ("MEETING_STARTED", "MEETING_ENDED")
             if trigger in webhook["event_triggers"]
         )
-    return _json({"booking": {"id": booking.pk, "uid": booking.uid}}, status=200)
+    return _json({"id": booking.pk, "uid": booking.uid}, status=200)

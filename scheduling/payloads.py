@@ -86,16 +86,14 @@ BOOKING_KEYS = (
     "status",
     "metadata",
 )
+RESCHEDULE_KEYS = ("rescheduleId", "rescheduleUid", "rescheduleStartTime", "rescheduleEndTime", "rescheduledBy")
 # Keys sent only when they apply (left out otherwise), by trigger.
 OPTIONAL_KEYS = {
     BOOKING_CANCELLED: ("cancellationReason", "cancelledBy", "requestReschedule"),
-    BOOKING_RESCHEDULED: (
-        "rescheduleId",
-        "rescheduleUid",
-        "rescheduleStartTime",
-        "rescheduleEndTime",
-        "rescheduledBy",
-    ),
+    BOOKING_RESCHEDULED: RESCHEDULE_KEYS,
+    # A rescheduled booking that needs confirmation is announced as requested, with the same
+    # reschedule keys (Cal.com builds both from one set of booking data).
+    BOOKING_REQUESTED: RESCHEDULE_KEYS,
     BOOKING_PAYMENT_INITIATED: ("paymentId",),
     BOOKING_PAID: ("paymentId",),
 }
@@ -349,7 +347,7 @@ def booking_payload(
         if booking.cancelled_by:
             payload["cancelledBy"] = booking.cancelled_by
         payload["requestReschedule"] = False
-    elif trigger == BOOKING_RESCHEDULED:
+    elif trigger in (BOOKING_RESCHEDULED, BOOKING_REQUESTED):
         before = previous if previous is not None else booking.rescheduled_from
         if before is not None:
             payload["rescheduleId"] = before.pk

@@ -3,21 +3,42 @@
 from datetime import datetime
 from types import SimpleNamespace
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 from django.db.models.query import BaseIterable
 
 from accounts.models import User
+from payments.models import Payment
 from scheduling.models import Attendee, Booking
 
 
 def booking_list(*, user: User) -> QuerySet[Booking]:
     """The caller's bookings as model instances with what `BookingSerializer` shows: for the
-    writes and the bodies they answer with (reads use `booking_rows`)."""
-    queryset = Booking.objects.select_related("organizer", "event_type").prefetch_related(
-        # A plain list per booking: cheaper than a prefetched QuerySet per booking.
-        Prefetch("attendees", queryset=Attendee.objects.order_by("id"), to_attr="attendee_rows")
+    writes and the bodies they answer with (reads use `booking_rows`). `from_reschedule` is the uid
+    of the booking this one replaced (Cal.com's `fromReschedule`), read in the same query."""
+    queryset = (
+        Booking.objects.select_related("organizer", "event_type")
+        .annotate(from_reschedule=F("rescheduled_from__uid"))
+        .prefetch_related(
+            # A plain list per booking: cheaper than a prefetched QuerySet per booking.
+            Prefetch("attendees", queryset=Attendee.objects.order_by("id"), to_attr="attendee_rows")
+        )
     )
     return _visible(queryset, user=user)
+
+
+def booking_by_uid(*, user: User, uid: str) -> Booking | None:
+    """The caller's booking with this uid (as `booking_list` sees it), or None."""
+    return booking_list(user=user).filter(uid=uid).first()
+
+
+def booking_payments(*, booking_id: int) -> list[dict]:
+    """The booking's payments as Cal.com v1's booking answer embedded them: `{id, uid, success,
+    paymentOption}` rows, oldest first."""
+    rows = Payment.objects.filter(booking_id=booking_id).order_by("id")
+    return [
+        {"id": pk, "uid": uid, "success": success, "paymentOption": option}
+        for pk, uid, success, option in rows.values_list("id", "uid", "success", "payment_option")
+    ]
 
 
 def _visible(
@@ -63,12 +84,18 @@ BOOKING_ROW_FIELDS = (
     "location",
     "metadata",
     "cancellation_reason",
+    "responses",
+    "custom_inputs",
+    "sms_reminder_number",
+    "cancelled_by",
+    "rescheduled",
+    "ical_sequence",
     "created_at",
     "updated_at",
 )
 ORGANIZER_ROW_FIELDS = ("username", "name", "email", "time_zone")
 EVENT_TYPE_ROW_FIELDS = ("title", "slug", "length")
-ATTENDEE_ROW_FIELDS = ("id", "name", "email", "time_zone")
+ATTENDEE_ROW_FIELDS = ("id", "name", "email", "time_zone", "locale")
 
 
 class BookingRowIterable(BaseIterable):
@@ -83,17 +110,20 @@ class BookingRowIterable(BaseIterable):
     def __iter__(self):
         columns = (
             *BOOKING_ROW_FIELDS,
+            "rescheduled_from__uid",
             *(f"organizer__{field}" for field in ORGANIZER_ROW_FIELDS),
             *(f"event_type__{field}" for field in EVENT_TYPE_ROW_FIELDS),
         )
-        organizer_at = len(BOOKING_ROW_FIELDS)
+        from_reschedule_at = len(BOOKING_ROW_FIELDS)
+        organizer_at = from_reschedule_at + 1
         event_type_at = organizer_at + len(ORGANIZER_ROW_FIELDS)
         organizers: dict[int, SimpleNamespace] = {}
         event_types: dict[int, SimpleNamespace] = {}
         bookings: dict[int, SimpleNamespace] = {}
         for row in self.queryset.values_list(*columns):
-            booking = SimpleNamespace(**dict(zip(BOOKING_ROW_FIELDS, row[:organizer_at], strict=True)))
+            booking = SimpleNamespace(**dict(zip(BOOKING_ROW_FIELDS, row[:from_reschedule_at], strict=True)))
             booking.pk = booking.id
+            booking.from_reschedule = row[from_reschedule_at]
             booking.organizer = organizers.get(booking.organizer_id)
             if booking.organizer is None:
                 booking.organizer = organizers[booking.organizer_id] = SimpleNamespace(

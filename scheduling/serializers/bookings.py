@@ -45,6 +45,7 @@ class AttendeeSerializer(ApiSerializer):
     name = serializers.CharField(read_only=True)
     email = serializers.EmailField(read_only=True)
     time_zone = serializers.CharField(read_only=True)
+    locale = serializers.CharField(read_only=True)
 
 
 class BookingSerializer(ApiSerializer):
@@ -61,52 +62,235 @@ class BookingSerializer(ApiSerializer):
     status = serializers.CharField(read_only=True)
     location = serializers.CharField(read_only=True)
     metadata = serializers.JSONField(read_only=True)
+    responses = serializers.JSONField(read_only=True)
+    custom_inputs = serializers.JSONField(read_only=True)
+    sms_reminder_number = serializers.SerializerMethodField()
     attendees = AttendeeSerializer(source="attendee_rows", many=True, read_only=True)  # see booking_list
     cancellation_reason = serializers.SerializerMethodField()
+    cancelled_by = serializers.SerializerMethodField()
+    rescheduled = serializers.BooleanField(read_only=True)
+    # Cal.com's name for the uid of the booking this one replaced (see booking_list).
+    from_reschedule = serializers.CharField(read_only=True, allow_null=True)
+    i_cal_sequence = serializers.IntegerField(source="ical_sequence", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
+
+    def get_sms_reminder_number(self, booking) -> str | None:
+        return booking.sms_reminder_number or None
 
     def get_cancellation_reason(self, booking) -> str | None:
         return booking.cancellation_reason or None
 
+    def get_cancelled_by(self, booking) -> str | None:
+        return booking.cancelled_by or None
+
+
+class PaymentSummarySerializer(ApiSerializer):
+    id = serializers.IntegerField()
+    uid = serializers.CharField()
+    success = serializers.BooleanField()
+    payment_option = serializers.CharField()
+
+
+class BookingCreatedSerializer(BookingSerializer):
+    """The answer to POST /bookings, as Cal.com v1's: the booking object at the top level with its
+    payments; `paymentUid`/`paymentId` only when a payment is required (documents the body)."""
+
+    payment = PaymentSummarySerializer(many=True, read_only=True)
+    payment_required = serializers.BooleanField(read_only=True)
+    payment_uid = serializers.CharField(read_only=True, required=False)
+    payment_id = serializers.IntegerField(read_only=True, required=False)
+
+
+def _location_text(value) -> str:
+    """A location as Cal.com v1 clients send it: a string, or `{"value", "optionValue"}` of which
+    the first non-empty part is the location."""
+    if _has_nul(value):
+        raise serializers.ValidationError("Must not contain NUL characters.")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) <= {"value", "optionValue"}:
+        parts = [value.get("optionValue"), value.get("value")]
+        if all(isinstance(part, str | None) for part in parts):
+            return next((part for part in parts if part), "")
+    raise serializers.ValidationError('Must be a string or {"value": ..., "optionValue": ...}.')
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON number, not a numeric string: Cal.com v1 refused `"eventTypeId": "7"`."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise serializers.ValidationError("Must be a number.")
+        return super().to_internal_value(data)
+
+
+class GuestsField(serializers.ListField):
+    """Extra attendees' emails; repeated ones (in any letter case) count once."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.EmailField(max_length=254), max_length=50, **kwargs)
+
+    def to_internal_value(self, data):
+        guests, seen = [], set()
+        for email in super().to_internal_value(data):
+            if email.lower() not in seen:
+                seen.add(email.lower())
+                guests.append(email)
+        return guests
+
+
+class SmsNumberField(serializers.CharField):
+    """A phone number for SMS reminders; Cal.com v1's documentation called it a number, its schema a
+    string, so both are taken. `null` means none."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=50, allow_blank=True, allow_null=True, required=False, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, str | int):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(str(data))
+
+
+class CustomInputSerializer(ApiSerializer):
+    label = serializers.CharField(max_length=500)
+    value = serializers.JSONField()
+
+    def validate_value(self, value):
+        if not isinstance(value, str | bool):
+            raise serializers.ValidationError("Must be a string or a boolean.")
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return value
+
 
 class V1ResponsesSerializer(ApiSerializer):
-    """Cal.com v1's `responses` object: the booking form's answers."""
+    """Cal.com v1's `responses` object: the booking form's answers. Its system fields are known;
+    this service has no custom booking questions, so any other key is refused."""
 
     name = serializers.CharField(max_length=200, required=False)
     email = serializers.EmailField(max_length=254, required=False)
     location = serializers.JSONField(required=False, help_text='A string, or {"value", "optionValue"}.')
-    notes = serializers.CharField(required=False, allow_blank=True)
+    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    guests = GuestsField(required=False)
+    title = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    sms_reminder_number = SmsNumberField()
+    attendee_phone_number = serializers.CharField(max_length=50, required=False, allow_blank=True)
+    # Cal.com's own v1 reference example sends it inside `responses`.
+    metadata = MetadataField(required=False)
 
     def validate_location(self, value):
+        return _location_text(value)
+
+    def validate_notes(self, value):
         if _has_nul(value):
             raise serializers.ValidationError("Must not contain NUL characters.")
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict) and set(value) <= {"value", "optionValue"}:
-            parts = [value.get("optionValue"), value.get("value")]
-            text = next((part for part in parts if isinstance(part, str) and part), "")
-            if all(isinstance(part, str | None) for part in parts):
-                return text
-        raise serializers.ValidationError('Must be a string or {"value": ..., "optionValue": ...}.')
+        return value
+
+
+class DryRunField(serializers.BooleanField):
+    def to_internal_value(self, data):
+        if super().to_internal_value(data):
+            raise serializers.ValidationError("Dry runs are not supported: a booking request books.")
+        return False
+
+
+def _v1_fields_without_effect() -> dict[str, serializers.Field]:
+    """Fields of Cal.com v1's booking body that mean nothing in this service (seats, recurring
+    series, routing forms, CRM, dynamic group links, e-mail switches, …), by their wire names (some
+    are not camelCase), checked for their v1 type and then dropped. docs/scheduling.md says why
+    each one has no effect."""
+    text = {"required": False, "allow_blank": True, "max_length": 5000}
+    nullable_text = {**text, "allow_null": True}
+    flag = {"required": False}
+    number = {"required": False, "allow_null": True}
+    fields = {
+        "noEmail": serializers.BooleanField(**flag),
+        "hasHashedBookingLink": serializers.BooleanField(**flag),
+        "hashedLink": serializers.CharField(**nullable_text),
+        "seatReferenceUid": serializers.CharField(**text),
+        "bookingUid": serializers.CharField(**text),
+        "eventTypeSlug": serializers.CharField(**text),
+        "recurringEventId": serializers.JSONField(required=False),
+        "recurringCount": serializers.IntegerField(min_value=1, **number),
+        "allRecurringDates": serializers.ListField(child=serializers.DictField(), required=False),
+        "currentRecurringIndex": serializers.IntegerField(min_value=0, **number),
+        "appsStatus": serializers.ListField(child=serializers.DictField(), required=False),
+        "luckyUsers": serializers.ListField(child=serializers.IntegerField(), required=False),
+        "user": serializers.JSONField(required=False),
+        "userId": serializers.IntegerField(**number),
+        "orgSlug": serializers.CharField(**text),
+        "teamMemberEmail": serializers.CharField(**nullable_text),
+        "crmOwnerRecordType": serializers.CharField(**nullable_text),
+        "crmRecordId": serializers.CharField(**nullable_text),
+        "crmAppSlug": serializers.CharField(**nullable_text),
+        "routedTeamMemberIds": serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True),
+        "routingFormResponseId": serializers.IntegerField(**number),
+        "reroutingFormResponses": serializers.DictField(required=False),
+        "skipContactOwner": serializers.BooleanField(**flag),
+        "cfToken": serializers.CharField(**nullable_text),
+        "tracking": serializers.DictField(child=serializers.CharField(max_length=500), required=False),
+        "dub_id": serializers.CharField(**nullable_text),
+        "creationSource": serializers.CharField(**text),
+        "verificationCode": serializers.CharField(**text),
+        "reservedSlotUid": serializers.CharField(**text),
+        "rescheduledBy": serializers.EmailField(required=False, max_length=254),
+        "_shouldServeCache": serializers.BooleanField(**flag),
+        "_isDryRun": DryRunField(**flag),
+        # In v1's reference example, not in its schema: v1 dropped them, and so does this service.
+        "status": serializers.CharField(**text),
+        "seatsPerTimeSlot": serializers.IntegerField(**number),
+        "seatsShowAttendees": serializers.BooleanField(**flag),
+        "seatsShowAvailabilityCount": serializers.BooleanField(**flag),
+    }
+    for field in fields.values():
+        field.help_text = "Accepted for Cal.com v1 clients; has no effect here (see docs/scheduling.md)."
+    return fields
+
+
+V1_FIELDS_WITHOUT_EFFECT = tuple(_v1_fields_without_effect())
 
 
 class BookingCreateSerializer(ApiSerializer):
-    """The attendee is given by `name`/`email`/`timeZone`, or as Cal.com v1 clients send it, by
-    `responses: {name, email, location, notes}` plus `timeZone` (and `language`, accepted and unused)."""
+    """Cal.com v1's booking body. The attendee is `name`/`email` at the top level or, as later v1
+    clients send it, inside `responses`; the two shapes are equivalent and the top level wins.
+    Every other field v1 accepted is known: honoured, or checked and dropped (docs/scheduling.md)."""
 
-    event_type_id = serializers.IntegerField()
+    event_type_id = StrictIntegerField(help_text="Must be a JSON number, as in Cal.com v1.")
     start = InstantField(help_text="A slot's time as GET /slots lists it (any offset).")
-    end = InstantField(required=False, help_text="If sent, must be start + the event type's length.")
+    end = InstantField(required=False, allow_null=True, help_text="If sent, must be start + the event type's length.")
     name = serializers.CharField(max_length=200, required=False, help_text="The attendee's name.")
     email = serializers.EmailField(max_length=254, required=False, help_text="The attendee's email.")
     time_zone = TimeZoneField(help_text="The attendee's IANA time zone.")
-    title = serializers.CharField(max_length=500, required=False, allow_blank=True)
-    description = serializers.CharField(required=False, allow_blank=True)
-    location = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    language = serializers.CharField(
+        max_length=35, required=False, allow_blank=True, help_text="The attendee's locale (default en)."
+    )
+    title = serializers.CharField(max_length=500, required=False, allow_blank=True, allow_null=True)
+    description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True, help_text="Same as description.")
+    location = serializers.JSONField(required=False, help_text='A string, or {"value", "optionValue"}.')
+    guests = GuestsField(required=False, help_text="Emails of extra attendees.")
     metadata = MetadataField(required=False)
     responses = V1ResponsesSerializer(required=False, help_text="Cal.com v1 form answers.")
-    language = serializers.CharField(max_length=16, required=False, help_text="Accepted for v1 clients; unused.")
+    custom_inputs = CustomInputSerializer(many=True, required=False, help_text="[{label, value}], stored by label.")
+    sms_reminder_number = SmsNumberField()
+    reschedule_uid = serializers.CharField(
+        max_length=64, required=False, help_text="Book a new time for this booking (see docs/scheduling.md)."
+    )
+    reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+    def get_fields(self):
+        return {**super().get_fields(), **_v1_fields_without_effect()}
+
+    def validate_location(self, value):
+        return _location_text(value)
+
+    def validate_notes(self, value):
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return value
 
     def to_internal_value(self, data):
         # Report a missing attendee together with the other field errors, not in a second round.
@@ -125,19 +309,50 @@ class BookingCreateSerializer(ApiSerializer):
         return attrs
 
     def validate(self, attrs):
+        for name in V1_FIELDS_WITHOUT_EFFECT:
+            attrs.pop(name, None)
         responses = attrs.pop("responses", {})
-        attrs.pop("language", None)
-        for field in ("name", "email", "location"):
+        for field in ("name", "email", "location", "guests", "title", "reschedule_reason", "sms_reminder_number"):
             if field not in attrs and field in responses:
                 attrs[field] = responses[field]
-        if "description" not in attrs and responses.get("notes"):
-            attrs["description"] = responses["notes"]
+        for field in ("description", "notes"):
+            if attrs.get(field) is None:
+                attrs.pop(field, None)
+        notes = attrs.pop("notes", None) or responses.get("notes")
+        if "description" not in attrs and notes:
+            attrs["description"] = notes
+        if attrs.get("title") is None:
+            attrs.pop("title", None)
+        if attrs.get("end") is None:
+            attrs.pop("end", None)
         missing = {field: ["This field is required."] for field in ("name", "email") if field not in attrs}
         if missing:
             raise serializers.ValidationError(missing)
         if len(attrs.get("location", "")) > 1000:
             raise serializers.ValidationError({"location": ["Ensure this field has no more than 1000 characters."]})
+        attrs["guests"] = [guest for guest in attrs.get("guests", []) if guest.lower() != attrs["email"].lower()]
+        attrs["custom_inputs"] = {item["label"]: item["value"] for item in attrs.get("custom_inputs", [])}
+        attrs["sms_reminder_number"] = attrs.get("sms_reminder_number") or ""
+        attrs["locale"] = attrs.pop("language", "") or "en"
+        attrs["responses"] = self._stored_responses(attrs)
         return attrs
+
+    def _stored_responses(self, attrs) -> dict:
+        """The form answers as Cal.com stores them: as sent (camelCase keys, `location` as sent),
+        or for a body in the legacy top-level shape, built from its fields."""
+        sent = self.initial_data.get("responses") if isinstance(self.initial_data, Mapping) else None
+        if isinstance(sent, Mapping):
+            return dict(sent)
+        responses = {"name": attrs["name"], "email": attrs["email"]}
+        if attrs.get("location"):
+            responses["location"] = {"value": attrs["location"], "optionValue": ""}
+        if attrs.get("description"):
+            responses["notes"] = attrs["description"]
+        if attrs["guests"]:
+            responses["guests"] = attrs["guests"]
+        if attrs.get("reschedule_reason"):
+            responses["rescheduleReason"] = attrs["reschedule_reason"]
+        return responses
 
 
 class BookingUpdateSerializer(ApiSerializer):
@@ -161,5 +376,41 @@ class BookingUpdateSerializer(ApiSerializer):
         return attrs
 
 
+class BookingRescheduleSerializer(ApiSerializer):
+    """POST /bookings/{id}/reschedule: the new time of a booking that Cal.com's way gets replaced."""
+
+    start = InstantField(help_text="A slot's time as GET /slots lists it (any offset).")
+    end = InstantField(required=False, help_text="If sent, must be start + the event type's length.")
+    reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+
+class BookingRescheduledSerializer(ApiSerializer):
+    """The answer to POST /bookings/{id}/reschedule (documents the body)."""
+
+    booking = BookingSerializer(help_text="The new booking.")
+    message = serializers.CharField()
+
+
+# Cal.com v1 clients send these in the query string of a cancellation.
+CANCEL_QUERY_PARAMETERS = ("cancellationReason", "allRemainingBookings", "cancelSubsequentBookings")
+
+
 class BookingCancelSerializer(ApiSerializer):
     cancellation_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    all_remaining_bookings = serializers.BooleanField(
+        required=False, help_text="Accepted for Cal.com v1 clients; no effect (there are no recurring series)."
+    )
+    cancel_subsequent_bookings = serializers.BooleanField(
+        required=False, help_text="Accepted for Cal.com v1 clients; no effect (there are no recurring series)."
+    )
+
+
+class BookingCancelledSerializer(ApiSerializer):
+    """The answer to a cancellation: Cal.com v1's, plus the cancelled booking."""
+
+    success = serializers.BooleanField()
+    message = serializers.CharField()
+    only_removed_attendee = serializers.BooleanField()
+    booking_id = serializers.IntegerField()
+    booking_uid = serializers.CharField()
+    booking = BookingSerializer()

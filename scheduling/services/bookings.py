@@ -44,7 +44,7 @@ def _is_overlap(error: IntegrityError) -> bool:
 def _validate(booking: Booking) -> None:
     """Check the fields (the title a booking is given can be longer than its column, for one), not
     the rest of `full_clean()`, which costs a query each: the organizer and the event type were
-    just read, the uid is a fresh uuid4 (kept on a reschedule) under a unique index, and both check
+    just read, the uid is a fresh uuid4 (kept by an in-place move) under a unique index, and both check
     constraints hold by construction (end = start + the event type's positive length; a
     BookingStatus). PostgreSQL enforces all of them on write."""
     booking.full_clean(
@@ -85,6 +85,65 @@ def _not_offered(event_type: EventType, start: datetime) -> Conflict:
     return Conflict(f"{iso_utc(start)} is not an available slot of event type {event_type.pk}.")
 
 
+def _checked_start(*, event_type: EventType, start: datetime, end: datetime | None, end_field: str) -> timedelta:
+    length = timedelta(minutes=event_type.length)
+    if end is not None and end != start + length:
+        raise ValidationError({end_field: f"A booking of this event type lasts {event_type.length} minutes."})
+    return length
+
+
+def _previous_for_reschedule(booking: Booking) -> Booking:
+    """`booking` locked, when it may be rescheduled: ACCEPTED or PENDING, with an event type."""
+    previous = booking_for_update(booking_id=booking.pk)
+    if previous.status not in ACTIVE_STATUSES:
+        raise Conflict(f"Booking {previous.pk} is {previous.status} and cannot be rescheduled.")
+    if previous.event_type is None:
+        raise Conflict(f"Booking {previous.pk} has no event type any more, so it has no slots to move to.")
+    return previous
+
+
+def _book(
+    *,
+    booking: Booking,
+    attendees: list[Attendee],
+    previous: Booking | None,
+    now: datetime,
+) -> Booking:
+    """Check that `booking` (unsaved; its start, end, event type and organizer set) is an offered
+    slot, then write it with its attendees and emit its events. With `previous` (locked, ACCEPTED or
+    PENDING), this is Cal.com's reschedule: `previous` is cancelled with `rescheduled=True` first, in
+    this transaction, so that the new time may overlap it under the no-overlap constraint."""
+    event_type = booking.event_type
+    excluded = previous.pk if previous is not None else None
+    if not slot_is_offered(event_type=event_type, start=booking.start_time, now=now, exclude_booking_id=excluded):
+        raise _not_offered(event_type, booking.start_time)
+    _validate(booking)
+    for attendee in attendees:
+        # Guests have no name in Cal.com either; the booking is saved just below.
+        attendee.full_clean(exclude=["booking", "name"] if not attendee.name else ["booking"])
+    if previous is not None:
+        previous.status = BookingStatus.CANCELLED
+        previous.rescheduled = True
+        previous.save(update_fields=["status", "rescheduled", "updated_at"])
+        cancel_meeting_triggers(booking=previous)
+    _save_without_overlap(booking)
+    for attendee in attendees:
+        attendee.booking = booking
+    Attendee.objects.bulk_create(attendees)
+
+    webhooks = booking_webhooks(booking)
+    if booking.status == BookingStatus.PENDING:
+        _emit(WebhookTrigger.BOOKING_REQUESTED, booking, webhooks, previous=previous, attendees=attendees)
+    else:
+        trigger = WebhookTrigger.BOOKING_CREATED if previous is None else WebhookTrigger.BOOKING_RESCHEDULED
+        _emit(trigger, booking, webhooks, previous=previous, attendees=attendees)
+        create_meeting_triggers(booking=booking, webhooks=webhooks)
+    # A reschedule does not charge again: the payment stays with the booking it was made for.
+    if event_type.price > 0 and previous is None:
+        _payment_initiate(booking=booking, event_type=event_type, webhooks=webhooks, attendees=attendees)
+    return booking
+
+
 @transaction.atomic
 def booking_create(
     *,
@@ -93,25 +152,45 @@ def booking_create(
     attendee_name: str,
     attendee_email: str,
     attendee_time_zone: str,
+    locale: str = "en",
+    guests: list[str] | tuple[str, ...] = (),
     end: datetime | None = None,
     title: str = "",
     description: str = "",
     location: str = "",
     metadata: dict | None = None,
+    responses: dict | None = None,
+    custom_inputs: dict | None = None,
+    sms_reminder_number: str = "",
+    reschedule: Booking | None = None,
+    reschedule_reason: str = "",
     now: datetime | None = None,
 ) -> Booking:
-    """Book `start` of `event_type` for one attendee; it must be a slot GET /slots offers (else 409).
+    """Book `start` of `event_type` for one attendee and their `guests` (extra attendees, in the
+    attendee's time zone, as Cal.com adds them); it must be a slot GET /slots offers (else 409).
 
     Pending when the event type requires confirmation. A paid event type also gets an unpaid
     Payment. Emits BOOKING_REQUESTED or BOOKING_CREATED, then BOOKING_PAYMENT_INITIATED when paid.
+
+    With `reschedule` (Cal.com v1's `rescheduleUid`), the new booking replaces that one, as in
+    `booking_reschedule_as_new`: same event type, its own time counts as free, metadata merged
+    over the old booking's, and BOOKING_RESCHEDULED instead of BOOKING_CREATED.
     """
     now = now or timezone.now()
-    length = timedelta(minutes=event_type.length)
-    if end is not None and end != start + length:
-        raise ValidationError({"end": f"A booking of this event type lasts {event_type.length} minutes."})
+    length = _checked_start(event_type=event_type, start=start, end=end, end_field="end")
+    previous = None
+    if reschedule is not None:
+        previous = _previous_for_reschedule(reschedule)
+        if previous.event_type_id != event_type.pk:
+            detail = f"Booking {previous.uid} is of event type {previous.event_type_id}, not {event_type.pk}."
+            raise ValidationError({"eventTypeId": detail})
     host = event_type_host(event_type)
-    if host is None or not slot_is_offered(event_type=event_type, start=start, now=now):
+    if host is None:
         raise _not_offered(event_type, start)
+    if previous is not None:
+        status = BookingStatus.PENDING if previous.status == BookingStatus.PENDING else BookingStatus.ACCEPTED
+    else:
+        status = BookingStatus.PENDING if event_type.requires_confirmation else BookingStatus.ACCEPTED
     booking = Booking(
         organizer=host,
         event_type=event_type,
@@ -119,25 +198,73 @@ def booking_create(
         description=description,
         start_time=start,
         end_time=start + length,
-        status=BookingStatus.PENDING if event_type.requires_confirmation else BookingStatus.ACCEPTED,
+        status=status,
         location=location,
-        metadata=metadata or {},
+        metadata={**(previous.metadata if previous is not None else {}), **(metadata or {})},
+        responses=responses or {},
+        custom_inputs=custom_inputs or {},
+        sms_reminder_number=sms_reminder_number,
     )
-    _validate(booking)
-    _save_without_overlap(booking)
-    attendee = Attendee(booking=booking, name=attendee_name, email=attendee_email, time_zone=attendee_time_zone)
-    attendee.full_clean(exclude=["booking"])  # saved just above: no query to check that it exists
-    attendee.save()
+    if previous is not None:
+        _mark_as_successor(booking, previous, reschedule_reason)
+    attendees = [
+        Attendee(name=attendee_name, email=attendee_email, time_zone=attendee_time_zone, locale=locale),
+        *(Attendee(name="", email=guest, time_zone=attendee_time_zone, locale="en") for guest in guests),
+    ]
+    return _book(booking=booking, attendees=attendees, previous=previous, now=now)
 
-    webhooks = booking_webhooks(booking)
-    if booking.status == BookingStatus.PENDING:
-        _emit(WebhookTrigger.BOOKING_REQUESTED, booking, webhooks, attendees=[attendee])
-    else:
-        _emit(WebhookTrigger.BOOKING_CREATED, booking, webhooks, attendees=[attendee])
-        create_meeting_triggers(booking=booking, webhooks=webhooks)
-    if event_type.price > 0:
-        _payment_initiate(booking=booking, event_type=event_type, webhooks=webhooks, attendees=[attendee])
-    return booking
+
+def _mark_as_successor(booking: Booking, previous: Booking, reschedule_reason: str) -> None:
+    # Cal.com's fields of a booking made by rescheduling: `fromReschedule` (here the foreign key),
+    # the next iCalendar SEQUENCE of the same meeting, and the reason kept as `cancellationReason`.
+    booking.rescheduled_from = previous
+    booking.ical_sequence = previous.ical_sequence + 1
+    booking.cancellation_reason = reschedule_reason
+
+
+@transaction.atomic
+def booking_reschedule_as_new(
+    *,
+    booking: Booking,
+    start: datetime,
+    end: datetime | None = None,
+    reschedule_reason: str = "",
+    now: datetime | None = None,
+) -> Booking:
+    """Cal.com's reschedule: a new booking (new id and uid) at `start` with everything of `booking`
+    (attendees, title, answers, metadata, location), `rescheduled_from` pointing to it; `booking`
+    becomes CANCELLED with `rescheduled=True`, in the same transaction and before the new row is
+    written, so the new time may overlap the old one. Someone else's booking there is a 409 and
+    changes nothing.
+
+    Emits BOOKING_RESCHEDULED (BOOKING_REQUESTED if `booking` was still PENDING) for the new booking
+    with the old one as `previous`, and no BOOKING_CANCELLED, as Cal.com does; the pending
+    MEETING_STARTED/ENDED triggers move to the new booking.
+    """
+    now = now or timezone.now()
+    previous = _previous_for_reschedule(booking)
+    event_type = previous.event_type
+    length = _checked_start(event_type=event_type, start=start, end=end, end_field="end")
+    new_booking = Booking(
+        organizer=previous.organizer,
+        event_type=event_type,
+        title=previous.title,
+        description=previous.description,
+        start_time=start,
+        end_time=start + length,
+        status=previous.status,
+        location=previous.location,
+        metadata=previous.metadata,
+        responses=previous.responses,
+        custom_inputs=previous.custom_inputs,
+        sms_reminder_number=previous.sms_reminder_number,
+    )
+    _mark_as_successor(new_booking, previous, reschedule_reason)
+    attendees = [
+        Attendee(name=attendee.name, email=attendee.email, time_zone=attendee.time_zone, locale=attendee.locale)
+        for attendee in previous.attendees.order_by("id")
+    ]
+    return _book(booking=new_booking, attendees=attendees, previous=previous, now=now)
 
 
 def _payment_initiate(
@@ -194,28 +321,25 @@ def booking_reject(*, booking: Booking) -> Booking:
 def booking_reschedule(
     *, booking: Booking, start: datetime, end: datetime | None = None, now: datetime | None = None
 ) -> Booking:
-    """Move an ACCEPTED or PENDING booking to another offered slot, keeping its id and uid.
+    """Move an ACCEPTED or PENDING booking to another offered slot in place, keeping its id and uid,
+    as Cal.com v1's PATCH edited a booking (PATCH /bookings/{id}); Cal.com's own reschedule, which
+    makes a new booking, is `booking_reschedule_as_new`.
 
     The booking's own current time does not count as busy. Emits BOOKING_RESCHEDULED with the
-    previous times; pending MEETING_STARTED/ENDED move with it.
+    previous times; pending MEETING_STARTED/ENDED move with it; the iCalendar sequence goes up.
     """
     now = now or timezone.now()
-    booking = booking_for_update(booking_id=booking.pk)
-    if booking.status not in ACTIVE_STATUSES:
-        raise Conflict(f"Booking {booking.pk} is {booking.status} and cannot be rescheduled.")
+    booking = _previous_for_reschedule(booking)
     event_type = booking.event_type
-    if event_type is None:
-        raise Conflict(f"Booking {booking.pk} has no event type any more, so it has no slots to move to.")
-    length = timedelta(minutes=event_type.length)
-    if end is not None and end != start + length:
-        raise ValidationError({"endTime": f"A booking of this event type lasts {event_type.length} minutes."})
+    length = _checked_start(event_type=event_type, start=start, end=end, end_field="endTime")
     if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk):
         raise _not_offered(event_type, start)
     previous = copy.copy(booking)
     booking.start_time = start
     booking.end_time = start + length
+    booking.ical_sequence += 1
     _validate(booking)
-    _save_without_overlap(booking, update_fields=["start_time", "end_time", "updated_at"])
+    _save_without_overlap(booking, update_fields=["start_time", "end_time", "ical_sequence", "updated_at"])
     webhooks = booking_webhooks(booking)
     _emit(WebhookTrigger.BOOKING_RESCHEDULED, booking, webhooks, previous=previous)
     schedule_meeting_triggers(booking=booking, webhooks=webhooks)
@@ -223,15 +347,17 @@ def booking_reschedule(
 
 
 @transaction.atomic
-def booking_cancel(*, booking: Booking, cancellation_reason: str = "") -> Booking:
-    """ACCEPTED/PENDING → CANCELLED with an optional reason; emits BOOKING_CANCELLED and removes the
-    pending meeting triggers. Cancelling twice is a 409."""
+def booking_cancel(*, booking: Booking, cancellation_reason: str = "", cancelled_by: str = "") -> Booking:
+    """ACCEPTED/PENDING → CANCELLED with an optional reason and who cancelled (an email); emits
+    BOOKING_CANCELLED and removes the pending meeting triggers. Cancelling twice is a 409."""
     booking = booking_for_update(booking_id=booking.pk)
     if booking.status not in ACTIVE_STATUSES:
         raise Conflict(f"Booking {booking.pk} is {booking.status} and cannot be cancelled.")
     booking.status = BookingStatus.CANCELLED
     booking.cancellation_reason = cancellation_reason
-    booking.save(update_fields=["status", "cancellation_reason", "updated_at"])
+    booking.cancelled_by = cancelled_by
+    _validate(booking)
+    booking.save(update_fields=["status", "cancellation_reason", "cancelled_by", "updated_at"])
     _emit(WebhookTrigger.BOOKING_CANCELLED, booking, booking_webhooks(booking))
     cancel_meeting_triggers(booking=booking)
     return booking

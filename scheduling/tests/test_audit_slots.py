@@ -55,6 +55,6 @@ def test_utc_slot_time_equals_the_start_time_of_the_booking_made_from_it(api_cli
     body = {"eventTypeId": event_type.pk, "start": slot, "name": "A", "email": "a@example.org", "timeZone": "UTC"}
     response = api_client.post("/v1/bookings", body, format="json", **headers)
     assert response.status_code == 200, response.json()
-    assert response.json()["booking"]["startTime"] == slot
+    assert response.json()["startTime"] == slot
     assert Booking.objects.filter(event_type=event_type).count() == 1
     assert slot not in slot_times(api_client, headers, event_type)

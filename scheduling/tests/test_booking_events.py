@@ -143,7 +143,7 @@ def test_booking_created_emits_booking_created_with_the_documented_payload(api_c
     [delivery] = outbox.new()
     assert delivery.trigger_event == WebhookTrigger.BOOKING_CREATED
     assert_matches_documentation(WebhookTrigger.BOOKING_CREATED, delivery.payload)
-    booking = response.json()["booking"]
+    booking = response.json()
     payload = delivery.payload
     assert {name: payload[name] for name in ("type", "title", "startTime", "endTime", "uid", "bookingId")} == {
         "type": "intro-call",
@@ -176,7 +176,7 @@ def test_booking_needing_confirmation_emits_booking_requested_only(api_client, k
     [delivery] = outbox.new()
     assert delivery.trigger_event == WebhookTrigger.BOOKING_REQUESTED
     assert_matches_documentation(WebhookTrigger.BOOKING_REQUESTED, delivery.payload)
-    assert not WebhookScheduledTrigger.objects.filter(booking_id=response.json()["booking"]["id"]).exists()
+    assert not WebhookScheduledTrigger.objects.filter(booking_id=response.json()["id"]).exists()
 
 
 def test_confirming_emits_booking_created_and_schedules_the_meeting(api_client, key, organizer, webhook, outbox):
@@ -205,7 +205,7 @@ def test_rescheduling_emits_booking_rescheduled_with_the_previous_time_and_moves
     api_client, key, organizer, webhook, outbox
 ):
     event_type = EventTypeFactory(owner=organizer)
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     outbox.new()
     response = api_client.patch(
         f"/v1/bookings/{booking_id}", {"startTime": berlin(14).isoformat()}, format="json", **bearer(key)
@@ -226,7 +226,7 @@ def test_cancelling_emits_booking_cancelled_with_the_reason_and_removes_triggers
     api_client, key, organizer, webhook, outbox
 ):
     event_type = EventTypeFactory(owner=organizer)
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     outbox.new()
     api_client.delete(
         f"/v1/bookings/{booking_id}/cancel", {"cancellationReason": "Travelling"}, format="json", **bearer(key)
@@ -300,7 +300,7 @@ def test_a_new_booking_writes_rows_only_for_the_webhooks_subscribed_to_each_trig
     assert [(person["name"], person["email"], person["timeZone"]) for person in deliveries[0].payload["attendees"]] == [
         ("Grace Hopper", "grace@example.org", "America/New_York")
     ]
-    scheduled = WebhookScheduledTrigger.objects.filter(booking_id=response.json()["booking"]["id"])
+    scheduled = WebhookScheduledTrigger.objects.filter(booking_id=response.json()["id"])
     assert sorted(scheduled.values_list("webhook_id", "trigger_event", "start_after")) == sorted(
         [
             (started_only.pk, WebhookTrigger.MEETING_STARTED, berlin(10)),
@@ -315,7 +315,7 @@ def test_rescheduling_moves_meeting_rows_in_place_and_drops_those_no_longer_subs
 ):
     event_type = EventTypeFactory(owner=organizer)
     leaving = WebhookFactory(user=organizer, event_triggers=[WebhookTrigger.MEETING_STARTED])
-    booking_id = book(api_client, key, event_type, berlin(10)).json()["booking"]["id"]
+    booking_id = book(api_client, key, event_type, berlin(10)).json()["id"]
     rows = WebhookScheduledTrigger.objects.filter(booking_id=booking_id)
     before = {(row.webhook_id, row.trigger_event): row.pk for row in rows}
     # Unsubscribed behind the service's back, which would have removed its rows at once.
@@ -331,4 +331,30 @@ def test_rescheduling_moves_meeting_rows_in_place_and_drops_those_no_longer_subs
             (before[webhook.pk, "MEETING_STARTED"], webhook.pk, "MEETING_STARTED", berlin(14)),
             (before[webhook.pk, "MEETING_ENDED"], webhook.pk, "MEETING_ENDED", berlin(14, 30)),
         ]
+    )
+
+
+def test_rescheduling_by_uid_emits_rescheduled_for_the_new_booking_and_no_cancellation(
+    api_client, key, organizer, webhook, outbox
+):
+    """Cal.com's reschedule: the new booking's BOOKING_RESCHEDULED names the old one; the old one,
+    cancelled with `rescheduled=True`, gets no BOOKING_CANCELLED; the meeting triggers move."""
+    event_type = EventTypeFactory(owner=organizer)
+    old = book(api_client, key, event_type, berlin(10)).json()
+    outbox.new()
+
+    response = book(api_client, key, event_type, berlin(14), rescheduleUid=old["uid"])
+
+    assert response.status_code == 200, response.json()
+    new = response.json()
+    [delivery] = outbox.new()
+    assert delivery.trigger_event == WebhookTrigger.BOOKING_RESCHEDULED
+    assert_matches_documentation(WebhookTrigger.BOOKING_RESCHEDULED, delivery.payload)
+    utc = ZoneInfo("UTC")
+    assert (delivery.payload["bookingId"], delivery.payload["uid"]) == (new["id"], new["uid"])
+    assert delivery.payload["rescheduleUid"] == old["uid"]
+    assert delivery.payload["rescheduleStartTime"] == berlin(10).astimezone(utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert not WebhookScheduledTrigger.objects.filter(booking_id=old["id"]).exists()
+    assert WebhookScheduledTrigger.objects.get(booking_id=new["id"], trigger_event="MEETING_STARTED").start_after == (
+        berlin(14)
     )

@@ -252,7 +252,7 @@ def test_a_team_event_type_is_booked_with_its_schedules_user_as_organizer(api_cl
     )
 
     assert response.status_code == 200, response.json()
-    booking = response.json()["booking"]
+    booking = response.json()
     assert booking["userId"] == member.pk
     assert booking["user"] == {
         "id": member.pk,

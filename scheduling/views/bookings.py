@@ -1,9 +1,13 @@
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.exceptions import NotFound
 from core.viewsets import (
     CreateModelMixin,
     ListModelMixin,
@@ -12,11 +16,16 @@ from core.viewsets import (
     UpdateModelMixin,
 )
 from scheduling.models import BookingStatus
-from scheduling.selectors.bookings import booking_list, booking_rows
+from scheduling.selectors.bookings import booking_by_uid, booking_list, booking_payments, booking_rows
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.serializers.bookings import (
+    CANCEL_QUERY_PARAMETERS,
+    BookingCancelledSerializer,
     BookingCancelSerializer,
+    BookingCreatedSerializer,
     BookingCreateSerializer,
+    BookingRescheduledSerializer,
+    BookingRescheduleSerializer,
     BookingSerializer,
     BookingUpdateSerializer,
 )
@@ -26,6 +35,7 @@ from scheduling.services.bookings import (
     booking_create,
     booking_reject,
     booking_reschedule,
+    booking_reschedule_as_new,
 )
 from scheduling.views.slots import query_instant
 
@@ -36,8 +46,8 @@ def _repeated(request, name: str) -> list[str]:
 
 
 class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, ResourceViewSet):
-    """Bookings the caller organises (system admins: all). Create, reschedule, confirm or reject,
-    cancel; there is no hard delete."""
+    """Bookings the caller organises (system admins: all). Create (Cal.com v1's body and answer),
+    reschedule, confirm or reject, cancel; DELETE cancels, there is no hard delete."""
 
     scopes = {"GET": "READ_BOOKING", "POST": "WRITE_BOOKING", "PATCH": "WRITE_BOOKING", "DELETE": "WRITE_BOOKING"}
     envelope_singular = "booking"
@@ -45,6 +55,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     serializer_class = BookingSerializer
     input_serializer_class = BookingCreateSerializer
     update_serializer_class = BookingUpdateSerializer
+    conflict_actions = ("create", "partial_update", "reschedule", "cancel", "destroy")
 
     @extend_schema(
         parameters=[
@@ -85,8 +96,26 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             "before_end_time": query_instant(request, "beforeEndTime", end=True),
         }
 
+    @extend_schema(request=BookingCreateSerializer, responses=BookingCreatedSerializer)
+    def create(self, request, *args, **kwargs):
+        """Cal.com v1's booking request; the answer is v1's: the booking object itself at the top
+        level (not in an envelope), with `payment` and `paymentRequired`, status 200 and `Location`."""
+        booking = self.reload(self.perform_create(self.validated_input()))
+        payments = booking_payments(booking_id=booking.pk)
+        body = {**self.get_output_serializer(booking).data, "payment": payments, "paymentRequired": False}
+        unpaid = next((payment for payment in payments if not payment["success"]), None)
+        if unpaid is not None:
+            body.update(paymentRequired=True, paymentUid=unpaid["uid"], paymentId=unpaid["id"])
+        return Response(body, status=status.HTTP_200_OK, headers={"Location": self.location_url(booking)})
+
     def perform_create(self, data):
         event_type_id = data.pop("event_type_id")
+        reschedule_uid = data.pop("reschedule_uid", None)
+        reschedule = None
+        if reschedule_uid is not None:
+            reschedule = booking_by_uid(user=self.request.user, uid=reschedule_uid)
+            if reschedule is None:
+                raise NotFound(f"Booking with uid {reschedule_uid} does not exist.")
         event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
         if event_type is None:
             raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
@@ -95,6 +124,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             attendee_name=data.pop("name"),
             attendee_email=data.pop("email"),
             attendee_time_zone=data.pop("time_zone"),
+            reschedule=reschedule,
             **data,
         )
 
@@ -105,21 +135,63 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             return booking_reject(booking=instance)
         return booking_reschedule(booking=instance, start=data["start_time"], end=data.get("end_time"))
 
-    @extend_schema(request=BookingCancelSerializer, responses=BookingSerializer)
+    @extend_schema(request=BookingRescheduleSerializer, responses=BookingRescheduledSerializer)
+    @action(detail=True, methods=["post"], url_path="reschedule")
+    def reschedule(self, request, *args, **kwargs):
+        """Cal.com's reschedule: a new booking at `start` replaces this one, which becomes CANCELLED
+        with `rescheduled: true`. Answers `{"booking": <the new booking>}` with its `Location`."""
+        instance = self.get_object()
+        serializer = BookingRescheduleSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        booking = self.reload(booking_reschedule_as_new(booking=instance, **serializer.validated_data))
+        return Response(
+            {"booking": self.get_output_serializer(booking).data, "message": "Booking rescheduled successfully"},
+            headers={"Location": request.build_absolute_uri(f"{request.path.rsplit('/', 2)[0]}/{booking.pk}")},
+        )
+
+    @extend_schema(
+        request=BookingCancelSerializer,
+        responses=BookingCancelledSerializer,
+        parameters=[
+            OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
+            OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
+        ],
+    )
     @action(detail=True, methods=["delete"], url_path="cancel")
     def cancel(self, request, *args, **kwargs):
-        """Cancel with an optional `cancellationReason` (in the body, or as a query parameter as
-        Cal.com's v1 clients send it)."""
+        """Cancel, as Cal.com v1's DELETE /bookings/{id}/cancel did; the same as DELETE /bookings/{id}."""
+        return self._cancel(request)
+
+    @extend_schema(
+        request=BookingCancelSerializer,
+        responses=BookingCancelledSerializer,
+        parameters=[
+            OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
+            OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
+        ],
+    )
+    def destroy(self, request, *args, **kwargs):
+        """Cancels (bookings are never deleted), as Cal.com v1's DELETE /bookings/{id} did."""
+        return self._cancel(request)
+
+    def _cancel(self, request):
+        """`cancellationReason` in the body or, as Cal.com's v1 clients send it, in the query
+        string; `cancelledBy` is the caller's email. The answer is v1's, plus the booking."""
         instance = self.get_object()
-        serializer = BookingCancelSerializer(data=request.data if request.data else {})
+        body = request.data if request.data else {}
+        query = {name: request.query_params[name] for name in CANCEL_QUERY_PARAMETERS if name in request.query_params}
+        serializer = BookingCancelSerializer(data={**query, **body} if isinstance(body, Mapping) else body)
         serializer.is_valid(raise_exception=True)
-        reason = serializer.validated_data.get(
-            "cancellation_reason", request.query_params.get("cancellationReason", "")
-        )
-        booking = self.reload(booking_cancel(booking=instance, cancellation_reason=reason))
+        reason = serializer.validated_data.get("cancellation_reason", "")
+        booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
+        booking = self.reload(booking)
         return Response(
             {
+                "success": True,
+                "message": "Booking successfully cancelled.",
+                "onlyRemovedAttendee": False,
+                "bookingId": booking.pk,
+                "bookingUid": booking.uid,
                 "booking": self.get_output_serializer(booking).data,
-                "message": f"Booking with id: {booking.pk} cancelled successfully",
             }
         )

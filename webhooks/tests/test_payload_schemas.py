@@ -300,7 +300,7 @@ def book(api_client, auth, event_type, start: datetime, **extra):
     }
     response = api_client.post("/v1/bookings", body, format="json", **auth)
     assert response.status_code == 200, response.content
-    return response.json()["booking"]
+    return response.json()
 
 
 def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(api_client, auth, organizer, deliveries):
