@@ -35,12 +35,7 @@ class EventTypeViewSet(
     input_serializer_class = EventTypeCreateSerializer
     update_serializer_class = EventTypeUpdateSerializer
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("slug", str, description="Only the event types with this slug."),
-            OpenApiParameter("userId", int, many=True, description="System admins only: these owners' event types."),
-        ]
-    )
+    @extend_schema(parameters=[OpenApiParameter("slug", str, description="Only the event types with this slug.")])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
