@@ -69,6 +69,8 @@ def test_event_type_of_a_user_without_schedules_answers_null(api_client):
     assert row["scheduleId"] is None
 
 
+# calcom/cal.com apps/api/v1/pages/api/event-types/_get.ts looked the default schedules up in one
+# more query; here they come with the owner, whatever the number of event types.
 def test_default_schedule_costs_no_query_per_event_type(api_client):
     user, _ = user_with_default_schedule()
     query = with_key(user)
