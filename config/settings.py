@@ -210,7 +210,11 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": f"{SERVICE_NAME} API",
     "VERSION": SERVICE_VERSION,
-    "DESCRIPTION": "Scheduling service API, compatible with Cal.com's public API v1. See docs/api.md.",
+    "DESCRIPTION": (
+        "Scheduling service API, compatible with Cal.com's public API v1. See docs/api.md.\n\n"
+        "`/v1/hooks` (and `/hooks`) is an alias of `/v1/webhooks`: every method and sub-path below answers "
+        "there too, as in Cal.com's API v1. See docs/migrating-from-cal-v1.md."
+    ),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],

@@ -1,4 +1,5 @@
-"""Webhooks (contract §4.5) and their delivery log, test sends, redelivery and secret rotation."""
+"""Webhooks and their delivery log, test sends, redelivery and secret rotation; `/hooks` is the
+same set of endpoints under the older name (docs/webhooks.md)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import status
@@ -165,3 +166,18 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
         return Response(
             {self.envelope_singular: self.get_output_serializer(delivery).data}, status=status.HTTP_202_ACCEPTED
         )
+
+
+# `/hooks` answers exactly like `/webhooks`: Cal.com's API v1 rewrote `/api/hooks/*` to
+# `/api/webhooks/*` "for backwards compatibility with old webhook URLs", and n8n's Cal.com trigger
+# (its default "Before v2.0" setting), Pipedream's sources and Activepieces' old triggers still
+# subscribe there. The aliases stay out of the OpenAPI document, which names them once instead of
+# listing every operation twice.
+
+
+class HookAliasViewSet(WebhookViewSet):
+    schema = None
+
+
+class HookAliasDeliveryViewSet(WebhookDeliveryViewSet):
+    schema = None

@@ -18,7 +18,9 @@ class EventTypeSerializer(ApiSerializer):
     description = serializers.CharField(read_only=True)
     length = serializers.IntegerField(read_only=True)
     hidden = serializers.BooleanField(read_only=True)
-    schedule_id = serializers.IntegerField(read_only=True, allow_null=True)
+    schedule_id = serializers.SerializerMethodField(
+        help_text="The schedule its slots come from: its own, else (a user's event type) the owner's default."
+    )
     price = serializers.IntegerField(read_only=True)
     currency = serializers.CharField(read_only=True)
     requires_confirmation = serializers.BooleanField(read_only=True)
@@ -26,6 +28,13 @@ class EventTypeSerializer(ApiSerializer):
     before_event_buffer = serializers.IntegerField(read_only=True)
     after_event_buffer = serializers.IntegerField(read_only=True)
     slot_interval = serializers.IntegerField(read_only=True, allow_null=True)
+
+    def get_schedule_id(self, event_type) -> int | None:
+        # Cal.com's v1 answered a personal event type without a schedule of its own with the owner's
+        # default schedule, the one its slots are computed from; clients read `scheduleId` to find it.
+        if event_type.schedule_id is not None or event_type.team_id is not None or event_type.owner_id is None:
+            return event_type.schedule_id
+        return event_type.owner.default_schedule_id
 
 
 class CurrencyField(serializers.RegexField):

@@ -1,3 +1,5 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -33,9 +35,17 @@ class EventTypeViewSet(
     input_serializer_class = EventTypeCreateSerializer
     update_serializer_class = EventTypeUpdateSerializer
 
+    @extend_schema(parameters=[OpenApiParameter("slug", str, description="Only the event types with this slug.")])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self):
-        user_ids = self.requested_user_ids() if self.action == "list" else None
-        return event_type_list(user=self.request.user, user_ids=user_ids)
+        if self.action != "list":
+            return event_type_list(user=self.request.user)
+        queryset = event_type_list(user=self.request.user, user_ids=self.requested_user_ids())
+        # `?slug=` as in Cal.com's v1: an exact match among the event types the caller may see.
+        slug = self.request.query_params.get("slug")
+        return queryset if slug is None else queryset.filter(slug=slug)
 
     def perform_create(self, data):
         return event_type_create(user=self.request.user, **data)
