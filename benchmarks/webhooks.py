@@ -88,8 +88,8 @@ def main() -> None:
     from django.db import connection, transaction
 
     from accounts.tests.factories import UserFactory
-    from webhooks.events import emit_event
     from webhooks.models import WebhookTrigger
+    from webhooks.outbox import emit_event
     from webhooks.tests.factories import WebhookFactory
 
     rate = float(os.environ.get("BENCH_RATE", 50))

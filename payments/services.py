@@ -11,8 +11,8 @@ from django.db import transaction
 from payments.models import Payment
 from scheduling.models import Booking
 from scheduling.payloads import booking_payload
-from webhooks.events import emit_event
 from webhooks.models import WebhookTrigger
+from webhooks.outbox import emit_event
 
 
 @transaction.atomic

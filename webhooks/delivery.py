@@ -22,7 +22,7 @@ from django.utils import timezone
 from webhooks import sending
 from webhooks.conf import webhook_setting
 from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, RECORD_SUCCESS_SQL, from_row
-from webhooks.events import enqueue_deliveries, fire_due_scheduled_triggers
+from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
     OPEN_DELIVERY_STATUSES,
     PING_TRIGGER,
@@ -31,7 +31,9 @@ from webhooks.models import (
     Webhook,
     WebhookDelivery,
 )
+from webhooks.outbox import webhook_deactivate
 from webhooks.samples import iso_z
+from webhooks.scheduled import fire_due_scheduled_triggers
 from webhooks.signing import signature_headers
 from webhooks.templating import render
 
@@ -215,8 +217,6 @@ def _record_success(*, delivery: WebhookDelivery, now: datetime, result: sending
 
 
 def _record(*, delivery_id: int, attempt_number: int, now: datetime, result: sending.SendResult, retry: bool):
-    from webhooks.services import webhook_deactivate
-
     finished = timezone.now()
     with transaction.atomic():
         delivery = WebhookDelivery.objects.select_for_update(of=("self",)).select_related("webhook").get(pk=delivery_id)
@@ -266,8 +266,6 @@ def _record(*, delivery_id: int, attempt_number: int, now: datetime, result: sen
 
 def _note_failure(webhook: Webhook, now: datetime) -> None:
     """Auto-disable a webhook whose attempts have all failed for AUTO_DISABLE_AFTER_SECONDS."""
-    from webhooks.services import webhook_deactivate
-
     if webhook.failing_since is None:
         Webhook.objects.filter(pk=webhook.pk, failing_since__isnull=True).update(failing_since=now)
         return

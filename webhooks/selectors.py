@@ -1,4 +1,5 @@
-"""Reads of webhooks and deliveries, with their visibility rule and their joins in one place."""
+"""Reads of webhooks and deliveries, with their visibility rule and their joins in one place, and
+the reads that decide which webhooks hear about an event."""
 
 from django.db.models import Prefetch, Q, QuerySet
 
@@ -46,3 +47,47 @@ def delivery_with_attempts(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
     return delivery_list(webhook=webhook).prefetch_related(
         Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number"))
     )
+
+
+# --- who hears about an event -----------------------------------------------------------------
+
+
+def owner_filter(*, user=None, team=None, event_type=None) -> Q:
+    """Webhooks that hear about an event of `user`, `team` or `event_type`: the event type's own
+    webhooks, its owner's user-level webhooks and its team's team-level webhooks."""
+    user_level = Q(team__isnull=True, event_type__isnull=True)
+    condition = Q(pk__in=[])
+    if user is not None:
+        condition |= user_level & Q(user=user)
+    if team is not None:
+        condition |= Q(team=team)
+    if event_type is not None:
+        condition |= Q(event_type=event_type)
+        if event_type.owner_id is not None:
+            condition |= user_level & Q(user_id=event_type.owner_id)
+        if event_type.team_id is not None:
+            condition |= Q(team_id=event_type.team_id)
+    return condition
+
+
+def subscribed_to(trigger: str, webhooks) -> list[Webhook]:
+    # Filtered in Python: the JSON `contains` lookup does not exist on SQLite (the local default),
+    # and an owner has a handful of webhooks.
+    return [webhook for webhook in webhooks if trigger in webhook.event_triggers]
+
+
+def subscribed_webhooks(*, trigger: str, user=None, team=None, event_type=None) -> list[Webhook]:
+    candidates = Webhook.objects.filter(owner_filter(user=user, team=team, event_type=event_type), active=True)
+    return subscribed_to(trigger, candidates.order_by("created_at", "id"))
+
+
+def _booking_owner_filter(booking) -> Q:
+    return owner_filter(user=booking.organizer, event_type=booking.event_type)
+
+
+def booking_webhooks(booking) -> list[Webhook]:
+    """The active webhooks that hear about `booking` (its organizer's, its event type's, its team's),
+    oldest first, as `emit_event` would find them: one query for every event and scheduled trigger
+    of a booking step (pick a trigger's with `subscribed_to`)."""
+    candidates = Webhook.objects.filter(_booking_owner_filter(booking), active=True)
+    return list(candidates.order_by("created_at", "id"))

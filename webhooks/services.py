@@ -9,9 +9,9 @@ from django.utils import timezone
 from accounts.models import Membership, MembershipRole, Team
 from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
-from webhooks.events import enqueue_deliveries, schedule_meeting_triggers_for_webhook
+from webhooks.delivery import attempt_delivery
+from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
-    OPEN_DELIVERY_STATUSES,
     PING_TRIGGER,
     DeliveryAttempt,
     DeliveryStatus,
@@ -19,7 +19,9 @@ from webhooks.models import (
     WebhookDelivery,
     WebhookTrigger,
 )
+from webhooks.outbox import webhook_deactivate
 from webhooks.samples import sample_payload
+from webhooks.scheduled import schedule_meeting_triggers_for_webhook
 from webhooks.signing import SECRET_PREFIX, generate_secret, new_message_id, standard_webhooks_key
 from webhooks.ssrf import TargetRefused, resolve_target
 from webhooks.templating import validate_template
@@ -238,17 +240,6 @@ def webhook_update(
 
 
 @transaction.atomic
-def webhook_deactivate(*, webhook: Webhook, reason: str) -> Webhook:
-    """`active: false` means nothing is sent: pending deliveries are cancelled with it."""
-    Webhook.objects.filter(pk=webhook.pk).update(active=False, disabled_reason=reason[:500])
-    WebhookDelivery.objects.filter(webhook_id=webhook.pk, status__in=OPEN_DELIVERY_STATUSES).update(
-        status=DeliveryStatus.CANCELLED, next_attempt_at=None, lease_expires_at=None
-    )
-    webhook.active, webhook.disabled_reason = False, reason[:500]
-    return webhook
-
-
-@transaction.atomic
 def webhook_delete(*, webhook: Webhook) -> None:
     webhook.delete()
 
@@ -290,8 +281,6 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
 
 def webhook_send_test(*, webhook: Webhook) -> DeliveryAttempt:
     """Send a signed PING now, in the request, and return the logged attempt whatever happened."""
-    from webhooks.delivery import attempt_delivery
-
     delivery = WebhookDelivery.objects.create(
         webhook=webhook,
         trigger_event=PING_TRIGGER,

@@ -21,15 +21,10 @@ from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload, iso_utc
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.slots import event_type_host, slot_is_offered
-from webhooks.events import (
-    booking_webhooks,
-    cancel_meeting_triggers,
-    create_deliveries,
-    create_meeting_triggers,
-    schedule_meeting_triggers,
-    subscribed_to,
-)
 from webhooks.models import Webhook, WebhookTrigger
+from webhooks.outbox import create_deliveries
+from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers, schedule_meeting_triggers
+from webhooks.selectors import booking_webhooks, subscribed_to
 
 OVERLAP_CONSTRAINT = "booking_no_overlap_per_organizer"
 EXCLUSION_VIOLATION = "23P01"

@@ -16,8 +16,8 @@ from payments.services import payment_mark_paid, payment_mark_refunded
 from scheduling.models import BookingStatus
 from scheduling.payloads import payload_keys
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
-from webhooks.events import fire_due_scheduled_triggers
 from webhooks.models import Webhook, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.scheduled import fire_due_scheduled_triggers
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

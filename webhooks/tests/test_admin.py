@@ -6,8 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.tests.factories import UserFactory
-from webhooks.events import emit_event
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
+from webhooks.outbox import emit_event
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

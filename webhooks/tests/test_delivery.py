@@ -10,8 +10,8 @@ from django.db import transaction
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from scheduling.tests.factories import BookingFactory
-from webhooks.events import emit_event
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
+from webhooks.outbox import emit_event
 from webhooks.tests.conftest import Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
@@ -237,7 +237,7 @@ def test_meeting_started_fires_through_the_worker_when_its_time_comes(start_work
     from datetime import timedelta
 
     from webhooks.delivery import sweep
-    from webhooks.events import schedule_meeting_triggers
+    from webhooks.scheduled import schedule_meeting_triggers
 
     start_worker()
     webhook = WebhookFactory(subscriber_url=receiver.url(), event_triggers=["MEETING_STARTED"])

@@ -6,8 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory
-from webhooks.events import emit_event
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
+from webhooks.outbox import emit_event
 from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 

@@ -15,14 +15,10 @@ from django.utils import timezone
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
-from webhooks.events import (
-    cancel_meeting_triggers,
-    emit_event,
-    enqueue_deliveries,
-    fire_due_scheduled_triggers,
-    schedule_meeting_triggers,
-)
+from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.outbox import emit_event
+from webhooks.scheduled import cancel_meeting_triggers, fire_due_scheduled_triggers, schedule_meeting_triggers
 from webhooks.tests.conftest import ROOT
 from webhooks.tests.factories import WebhookFactory
 
@@ -230,7 +226,9 @@ def test_enqueued_retries_carry_their_countdown(settings):
 def test_a_broker_that_is_down_makes_the_enqueue_log_and_return():
     """In a process whose broker is a closed port: the on-commit enqueue logs the deliveries and
     returns (the committed request still answers); their leases bring the sweeper to them later."""
-    script = "import django; django.setup(); from webhooks.events import enqueue_deliveries; enqueue_deliveries([1, 2])"
+    script = (
+        "import django; django.setup(); from webhooks.dispatch import enqueue_deliveries; enqueue_deliveries([1, 2])"
+    )
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test", "CELERY_BROKER_URL": CLOSED_PORT}
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60

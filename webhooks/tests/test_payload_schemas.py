@@ -18,9 +18,9 @@ from payments.models import Payment
 from payments.services import payment_mark_paid
 from scheduling.tests.factories import EventTypeFactory
 from webhooks.delivery import attempt_delivery
-from webhooks.events import fire_due_scheduled_triggers
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.samples import sample_payload
+from webhooks.scheduled import fire_due_scheduled_triggers
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

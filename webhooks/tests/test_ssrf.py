@@ -4,8 +4,8 @@ import pytest
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from webhooks.delivery import attempt_delivery
-from webhooks.events import emit_event
 from webhooks.models import DeliveryStatus, Webhook, WebhookTrigger
+from webhooks.outbox import emit_event
 from webhooks.ssrf import BlockedTarget, resolve_target
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from webhooks.delivery import attempt_delivery
-from webhooks.events import emit_event
 from webhooks.models import Webhook, WebhookTrigger
+from webhooks.outbox import emit_event
 from webhooks.samples import sample_payload
 from webhooks.templating import render
 from webhooks.tests.factories import WebhookFactory

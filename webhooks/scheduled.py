@@ -1,125 +1,21 @@
-"""How the rest of the service emits webhook events (contract §5.2, §5.4).
-
-`emit_event` is the outbox: call it inside the transaction that made the change; the delivery rows
-commit (or roll back) with it, and the first attempt is enqueued only after commit.
+"""Scheduled MEETING_STARTED / MEETING_ENDED triggers: one row per webhook, booking and trigger,
+kept in step with the booking (created, moved or removed in the booking's own transaction), and
+turned into ordinary deliveries by the sweeper once due. See docs/webhooks.md.
 """
 
-import logging
-from datetime import timedelta
-
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from webhooks.conf import webhook_setting
-from webhooks.models import (
-    DeliveryStatus,
-    Webhook,
-    WebhookDelivery,
-    WebhookScheduledTrigger,
-    WebhookTrigger,
-)
-from webhooks.signing import new_message_id
-
-logger = logging.getLogger(__name__)
+from webhooks.models import Webhook, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.outbox import create_deliveries
+from webhooks.selectors import booking_webhooks
 
 MEETING_TRIGGERS = (WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED)
 
 
-def enqueue_deliveries(delivery_ids: list[int], *, countdown: float | None = None) -> None:
-    """Send one message per delivery to the broker, all in one round trip: kombu's producer batch
-    writes them to Redis in one pipeline (a message each, as before, so that workers share them out).
-
-    A broker that is down, or a pipeline that fails half-way, loses nothing: the rows stay leased
-    for LEASE_SECONDS, then the sweeper enqueues them again (a second message for a delivery finds
-    it claimed or done, as the sweeper's own do).
-    """
-    from webhooks.tasks import deliver_webhook
-
-    try:
-        with deliver_webhook.app.producer_or_acquire() as producer, producer.batch():
-            for delivery_id in delivery_ids:
-                deliver_webhook.apply_async((delivery_id,), countdown=countdown, producer=producer)
-    except Exception:  # noqa: BLE001 - the broker is down; the sweeper will retry
-        logger.warning("Could not enqueue webhook deliveries %s; the sweeper will pick them up", delivery_ids)
-
-
-def owner_filter(*, user=None, team=None, event_type=None) -> Q:
-    """Webhooks that hear about an event of `user`, `team` or `event_type`: the event type's own
-    webhooks, its owner's user-level webhooks and its team's team-level webhooks."""
-    user_level = Q(team__isnull=True, event_type__isnull=True)
-    condition = Q(pk__in=[])
-    if user is not None:
-        condition |= user_level & Q(user=user)
-    if team is not None:
-        condition |= Q(team=team)
-    if event_type is not None:
-        condition |= Q(event_type=event_type)
-        if event_type.owner_id is not None:
-            condition |= user_level & Q(user_id=event_type.owner_id)
-        if event_type.team_id is not None:
-            condition |= Q(team_id=event_type.team_id)
-    return condition
-
-
-def subscribed_to(trigger: str, webhooks) -> list[Webhook]:
-    # Filtered in Python: the JSON `contains` lookup does not exist on SQLite (the local default),
-    # and an owner has a handful of webhooks.
-    return [webhook for webhook in webhooks if trigger in webhook.event_triggers]
-
-
-def subscribed_webhooks(*, trigger: str, user=None, team=None, event_type=None) -> list[Webhook]:
-    candidates = Webhook.objects.filter(owner_filter(user=user, team=team, event_type=event_type), active=True)
-    return subscribed_to(trigger, candidates.order_by("created_at", "id"))
-
-
-def create_deliveries(*, webhooks, trigger: str, payload: dict) -> list[WebhookDelivery]:
-    now = timezone.now()
-    deliveries = WebhookDelivery.objects.bulk_create(
-        [
-            WebhookDelivery(
-                webhook=webhook,
-                trigger_event=trigger,
-                payload=payload,
-                event_created_at=now,
-                message_id=new_message_id(),
-                status=DeliveryStatus.PENDING,
-                next_attempt_at=now,
-                # Leased to the broker message enqueued after commit; the sweeper takes it back if lost.
-                lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS")),
-            )
-            for webhook in webhooks
-        ]
-    )
-    delivery_ids = [delivery.pk for delivery in deliveries]
-    if delivery_ids:
-        transaction.on_commit(lambda: enqueue_deliveries(delivery_ids))
-    return deliveries
-
-
-def emit_event(*, trigger: str, payload: dict, user=None, team=None, event_type=None) -> list:
-    """Call inside the transaction that made the change. Finds active webhooks subscribed to `trigger`
-    owned by `user`, by `team`, or by `event_type` (and user-level webhooks of the event type's owner /
-    team-level webhooks of the event type's team), writes one delivery row per webhook (outbox),
-    enqueues the first attempt with transaction.on_commit. Returns the delivery rows."""
-    webhooks = subscribed_webhooks(trigger=trigger, user=user, team=team, event_type=event_type)
-    return create_deliveries(webhooks=webhooks, trigger=trigger, payload=payload)
-
-
 def _meeting_trigger_time(booking, trigger: str):
     return booking.start_time if trigger == WebhookTrigger.MEETING_STARTED else booking.end_time
-
-
-def _booking_owner_filter(booking) -> Q:
-    return owner_filter(user=booking.organizer, event_type=booking.event_type)
-
-
-def booking_webhooks(booking) -> list[Webhook]:
-    """The active webhooks that hear about `booking` (its organizer's, its event type's, its team's),
-    oldest first, as `emit_event` would find them: one query for every event and scheduled trigger
-    of a booking step (pick a trigger's with `subscribed_to`)."""
-    candidates = Webhook.objects.filter(_booking_owner_filter(booking), active=True)
-    return list(candidates.order_by("created_at", "id"))
 
 
 def _meeting_trigger_rows(booking, webhooks) -> list[WebhookScheduledTrigger]:
