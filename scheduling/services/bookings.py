@@ -1,5 +1,5 @@
 """The booking lifecycle: create, confirm or reject, reschedule, cancel — and the webhook events
-each step emits, in the same transaction as the change (the outbox of `webhooks.events`).
+each step emits, in the same transaction as the change (the outbox of `webhooks.outbox`).
 
 No double booking: a booking must be a slot that GET /slots offers (checked here), and PostgreSQL's
 exclusion constraint `booking_no_overlap_per_organizer` refuses overlapping ACCEPTED/PENDING
