@@ -1,6 +1,8 @@
 import re
 import uuid
 
+from core.exceptions import json_problem_response
+
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
@@ -24,3 +26,25 @@ class RequestIdMiddleware:
             for name, value in rate_limit.headers().items():
                 response[name] = value
         return response
+
+
+class QueryStringGuardMiddleware:
+    """Refuse a query string with a NUL character in any name or value, for every path.
+
+    PostgreSQL cannot store or compare text containing NUL: such a value reaching a filter or a
+    write would fail in the database (a 500) instead of being refused as the bad input it is.
+    Checked once here so that no view has to remember it (docs/api.md, "Input rules").
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                field = name.replace("\x00", "\\u0000")
+                message = "Must not contain NUL characters."
+                return json_problem_response(
+                    request, 400, "validation_error", f"Invalid input. {field}: {message}", {field: [message]}
+                )
+        return self.get_response(request)

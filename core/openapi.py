@@ -39,11 +39,12 @@ PROBLEM_SCHEMA = {
 }
 
 ERROR_DESCRIPTIONS = {
-    400: "validation_error (the body's `errors` names each bad field) or malformed_request",
+    400: "validation_error (`errors` names each bad field or query parameter) or malformed_request",
     401: "not_authenticated or invalid_token (with WWW-Authenticate)",
     403: "insufficient_scope (with WWW-Authenticate naming the scope) or permission_denied",
     404: "not_found: the object (or one the body refers to) does not exist or the caller may not see it",
     409: "conflict with the current state",
+    413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
 }
@@ -211,17 +212,16 @@ class ResourceAutoSchema(AutoSchema):
         return {"200": ok(self._envelope(f"{base}Envelope", {singular: item}, [singular]))}
 
     def _error_statuses(self) -> list[int]:
-        statuses = [401, 403, 429]
+        # 400 on every operation: a NUL anywhere in a query string is refused before any view runs.
+        statuses = [400, 401, 403, 429]
         has_path_id = "{" in self.path
         action = getattr(self.view, "action", None)
-        if self.method in ("POST", "PUT", "PATCH") or action == "list" or (self.is_resource_viewset and has_path_id):
-            statuses.append(400)  # bodies, pagination/filters, malformed composite ids
         if has_path_id or self.method in ("POST", "PUT", "PATCH"):
             statuses.append(404)  # the object, or one the body refers to, is missing or hidden
         if action in getattr(self.view, "conflict_actions", ()):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
-            statuses.append(415)
+            statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
         return sorted(statuses)
 
     def _uses_envelopes(self) -> bool:
