@@ -10,7 +10,7 @@
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type
+from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type, force_instance, is_serializer
 from drf_spectacular.utils import OpenApiParameter
 
 from core.exceptions import TITLES
@@ -224,6 +224,28 @@ class ResourceAutoSchema(AutoSchema):
             statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
         return sorted(statuses)
 
+    def _is_delete_action_with_body(self) -> bool:
+        """A DELETE action of a resource (`DELETE /bookings/{id}/cancel`) declared with a serializer.
+
+        drf-spectacular documents every such DELETE as a bodiless 204, but this API never answers
+        204 (Cal.com v1 answered every success with 200): the action answers the changed object in
+        its singular envelope with a `message`."""
+        return (
+            self.method == "DELETE"
+            and self.is_resource_viewset
+            and getattr(self.view, "action", None) not in STANDARD_ACTIONS
+            and is_serializer(self.get_response_serializers())
+        )
+
+    def _delete_action_responses(self):
+        serializer = force_instance(self.get_response_serializers())
+        item = self.resolve_serializer(serializer, "response").ref
+        singular = self.view.envelope_singular
+        name = f"{self._get_serializer_name(serializer, 'response')}Changed"
+        schema = self._envelope(name, {singular: item, "message": {"type": "string"}}, [singular, "message"])
+        content = {"application/json": {"schema": schema}}
+        return {"200": {"description": "", "headers": dict(RATE_LIMIT_HEADERS), "content": content}}
+
     def _uses_envelopes(self) -> bool:
         """A standard action of a ResourceViewSet whose responses no @extend_schema overrides."""
         if not (
@@ -239,6 +261,8 @@ class ResourceAutoSchema(AutoSchema):
     def _get_response_bodies(self, direction="response"):
         if self._uses_envelopes():
             responses = self._resource_success_responses()
+        elif self._is_delete_action_with_body():
+            responses = self._delete_action_responses()
         else:
             responses = super()._get_response_bodies(direction)
         problem = self._problem_ref()
