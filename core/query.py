@@ -38,6 +38,11 @@ def single(request, name: str, *, required: bool = False) -> str | None:
     return values[0]
 
 
+def is_ascii_integer(raw: str) -> bool:
+    """Whether `raw` is a whole number of at most MAX_DIGITS ASCII digits (for ids in paths)."""
+    return len(raw) <= MAX_DIGITS and ASCII_DIGITS.fullmatch(raw) is not None
+
+
 def parse_int(name: str, raw: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     if not ASCII_DIGITS.fullmatch(raw):
         raise _refuse(name, f"'{raw[:40]}' is not a whole number written with the digits 0-9.")

@@ -327,3 +327,17 @@ def test_the_walker_does_not_recurse():
 def test_template_depth_ignores_brackets_inside_strings():
     assert not json_text_depth_exceeds('{"a": "[[[[[[[[[[", "b": "\\"{{{{{"}', 2)
     assert json_text_depth_exceeds("[[[1]]]", 2)
+
+
+@pytest.mark.parametrize("query", ["teamId=%D9%A5", "teamId=", "teamId=1&teamId=2", "teamId=%2B1"])
+def test_membership_team_filter_is_ascii_digits_given_once(client, headers, query):
+    response = client.get(f"/v1/memberships?{query}", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["teamId"]
+
+
+@pytest.mark.parametrize("membership_id", ["%D9%A5_%D9%A3", "1_%D9%A3", "1" * 101 + "_1"])
+def test_membership_path_ids_are_ascii_digits(client, headers, membership_id):
+    response = client.get(f"/v1/memberships/{membership_id}", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["id"]
