@@ -5,6 +5,9 @@
   and the bodies all agree. Request bodies are strict (contract §1): an unknown field, or a
   read-only one such as `id`, is a 400 naming it.
 - Compact embedded objects of contract §4 (`CompactUserSerializer`, …), used inside resources.
+- Strict input (docs/api.md, "Input rules"): their boolean and integer fields take JSON booleans
+  and integers as sent (no `"true"`, no `"٥"`); items of a nested list are whole objects even in a
+  PATCH; `BoundedJSONField` for free-form JSON.
 """
 
 import datetime

@@ -47,3 +47,10 @@ def test_currencies_are_documented_as_the_iso_4217_list():
 
     assert currency["allOf"] == [{"$ref": "#/components/schemas/CurrencyEnum"}]
     assert "usd" in schemas["CurrencyEnum"]["enum"] and "aaa" not in schemas["CurrencyEnum"]["enum"]
+
+
+def test_an_event_type_slug_conflict_is_documented():
+    paths = document()["paths"]
+
+    assert "409" in paths["/v1/event-types"]["post"]["responses"]
+    assert "409" in paths["/v1/event-types/{id}"]["patch"]["responses"]

@@ -32,6 +32,7 @@ class EventTypeViewSet(
     serializer_class = EventTypeSerializer
     input_serializer_class = EventTypeCreateSerializer
     update_serializer_class = EventTypeUpdateSerializer
+    conflict_actions = ("create", "partial_update")  # a slug the owner already uses
 
     def get_queryset(self):
         user_ids = self.requested_user_ids() if self.action == "list" else None
