@@ -341,3 +341,24 @@ def test_membership_path_ids_are_ascii_digits(client, headers, membership_id):
     response = client.get(f"/v1/memberships/{membership_id}", **headers)
 
     assert list(problem(response, 400, "validation_error")["errors"]) == ["id"]
+
+
+def test_nul_in_a_form_encoded_body_is_a_400_before_any_view_reads_it(client):
+    from oauth2_provider.models import AccessToken
+
+    body = "grant_type=authorization_code&code=a%00b&client_id=x&redirect_uri=http://127.0.0.1/cb"
+
+    response = client.post("/api/auth/oauth/token", body, content_type="application/x-www-form-urlencoded")
+
+    assert problem(response, 400, "validation_error")["errors"] == {"code": ["Must not contain NUL characters."]}
+    assert not AccessToken.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["true", 1, 0])
+def test_team_booleans_are_json_booleans(client, organizer, headers, value):
+    body = json.dumps({"name": "Team", "slug": "team", "hideBranding": value})
+
+    response = client.post("/v1/teams", body, content_type="application/json", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["hideBranding"]
+    assert not organizer.memberships.exists()
