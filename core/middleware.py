@@ -1,7 +1,8 @@
 import re
 import uuid
 
-from django.core.exceptions import RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 
 from core.exceptions import json_problem_response
 
@@ -44,12 +45,16 @@ class QueryStringGuardMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        sources = [request.GET]
-        if request.content_type == "application/x-www-form-urlencoded":
-            try:
-                sources.append(request.POST)
-            except RequestDataTooBig:
-                pass  # refused by whoever reads the body (a 413 on the API)
+        try:
+            sources = [request.GET]
+            if request.content_type == "application/x-www-form-urlencoded":
+                try:
+                    sources.append(request.POST)
+                except RequestDataTooBig:
+                    pass  # refused by whoever reads the body (a 413 on the API)
+        except TooManyFieldsSent:
+            detail = f"More than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} parameters (DATA_UPLOAD_MAX_NUMBER_FIELDS)."
+            return json_problem_response(request, 400, "malformed_request", detail)
         for source in sources:
             for name, values in source.lists():
                 if "\x00" in name or any("\x00" in value for value in values):

@@ -362,3 +362,11 @@ def test_team_booleans_are_json_booleans(client, organizer, headers, value):
 
     assert list(problem(response, 400, "validation_error")["errors"]) == ["hideBranding"]
     assert not organizer.memberships.exists()
+
+
+def test_too_many_query_parameters_is_a_problem_400(client, headers):
+    query = "&".join(f"p{index}=1" for index in range(1001))
+
+    response = client.get(f"/v1/schedules?{query}", **headers)
+
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in problem(response, 400, "malformed_request")["detail"]
