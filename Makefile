@@ -69,3 +69,17 @@ bench: venv
 # minute. BENCH_POOL / BENCH_CONCURRENCY / BENCH_DB_REUSE_MAX try other worker set-ups (docs/webhooks.md).
 bench-webhooks: venv
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.webhooks
+
+.PHONY: bench-slots
+# CPU of one GET /slots at the input limits (API_LIMITS: availability rows, days) next to a typical
+# schedule, in-process: no server, no database. Seconds. Prints numbers; it is not a test.
+bench-slots: venv
+	$(BIN)/python -m benchmarks.slots
+
+.PHONY: fuzz
+# The schemathesis test of `make test` with more generated requests per operation and mode
+# (FUZZ_EXAMPLES, default here 100; `make test` uses 6). Needs PostgreSQL and Redis like `make test`.
+# Derandomized: the same requests on every run with the same document.
+FUZZ_EXAMPLES ?= 100
+fuzz: venv
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(TEST_SETTINGS) $(BIN)/python -m pytest -p no:cacheprovider -q core/tests/test_fuzz_openapi.py

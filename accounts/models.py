@@ -1,22 +1,15 @@
-import functools
-import zoneinfo
-
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
 
-# available_timezones() walks the tz database on disk (~10 ms); the set does not change while the
-# process runs, and it is checked on every write that carries a zone and on every GET /slots.
-_available_time_zones = functools.cache(zoneinfo.available_timezones)
+from core.validators import validate_time_zone as validate_iana_time_zone
 
 
 def validate_time_zone(value: str) -> None:
-    from django.core.exceptions import ValidationError
-
-    if value not in _available_time_zones():
-        raise ValidationError(f"'{value}' is not a valid IANA time zone.", code="invalid_time_zone")
+    """An IANA zone that means the same on every host (core.validators; migrations name this one)."""
+    validate_iana_time_zone(value)
 
 
 class UserRole(models.TextChoices):

@@ -1,5 +1,4 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from accounts.selectors import membership_list, team_list
@@ -20,6 +19,7 @@ from accounts.services import (
     team_update,
 )
 from core.exceptions import ApplicationError
+from core.query import is_ascii_integer, query_int
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -90,18 +90,16 @@ class MembershipViewSet(
     def get_queryset(self):
         if self.action != "list":
             return membership_list(user=self.request.user)
-        team_id = self.request.query_params.get("teamId")
-        if team_id is not None and not team_id.isdigit():
-            raise ValidationError({"teamId": [f"'{team_id}' is not an integer."]})
         return membership_list(
             user=self.request.user,
             user_ids=self.requested_user_ids(),
-            team_id=int(team_id) if team_id is not None else None,
+            team_id=query_int(self.request, "teamId"),
         )
 
     def lookup_object(self, queryset, lookup):
         user_id, separator, team_id = lookup.partition("_")
-        if not (separator and user_id.isdigit() and team_id.isdigit()):
+        # ASCII digits only: str.isdigit() also takes other scripts' digits, which int() would read.
+        if not (separator and is_ascii_integer(user_id) and is_ascii_integer(team_id)):
             raise ApplicationError(
                 f"'{lookup}' is not a membership id; use {{userId}}_{{teamId}}, e.g. 12_3.",
                 errors={"id": ["Expected {userId}_{teamId}."]},

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.QueryStringGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -196,7 +197,7 @@ API_KEY_PREFIX = env.str("API_KEY_PREFIX", default="sk_live_")
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.BoundedJSONParser"],  # depth and NUL checked once
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JSONFallbackNegotiation",
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",  # contract §1: UTC, whole seconds, Z
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
@@ -231,6 +232,28 @@ SPECTACULAR_SETTINGS = {
 }
 
 RATE_LIMIT_PER_MINUTE = env.int("RATE_LIMIT_PER_MINUTE", default=600)
+
+# --- Input limits (docs/api.md, "Limits") --------------------------------------------------------
+
+# A larger body is refused with a 413 before it is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=1_048_576)
+# Read through core.limits.limit(name); every name is documented in docs/api.md, "Limits".
+API_LIMITS = {
+    "JSON_MAX_DEPTH": 32,  # nesting of arrays/objects in any request body, checked when it is parsed
+    # Free-form JSON fields (core.serializers.BoundedJSONField: a booking's metadata, responses, ...)
+    "JSON_FIELD_MAX_DEPTH": 8,
+    "JSON_FIELD_MAX_KEYS": 100,  # per object
+    "JSON_FIELD_MAX_ITEMS": 100,  # per array
+    "JSON_FIELD_MAX_STRING_CHARS": 5000,  # per string or key
+    "JSON_FIELD_MAX_BYTES": 16384,  # the whole value, encoded as compact UTF-8 JSON
+    "PAGE_SIZE_DEFAULT": 100,  # ?take=
+    "PAGE_SIZE_MAX": 500,
+    "PAGE_MAX": 10000,  # ?page=
+    "SCHEDULE_AVAILABILITY_ROWS": 100,  # weekly rules and date overrides of one schedule, together
+    "SLOTS_MAX_DAYS": 62,  # GET /slots: endTime - startTime
+    "WEBHOOK_TEMPLATE_MAX_CHARS": 65536,  # payloadTemplate
+    "WEBHOOK_TEMPLATE_MAX_DEPTH": 16,  # nesting of a JSON payloadTemplate
+}
 
 # --- Webhooks ----------------------------------------------------------------------------------
 

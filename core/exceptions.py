@@ -6,6 +6,7 @@ responses by hand.
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -54,6 +55,12 @@ class MalformedRequest(ApplicationError):
     default_detail = "The request could not be read."
 
 
+class PayloadTooLarge(ApplicationError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
 class InvalidToken(exceptions.AuthenticationFailed):
     default_code = "invalid_token"
     default_detail = "The access token or API key is unknown, expired or revoked."
@@ -83,6 +90,7 @@ TITLES = {
     "not_acceptable": "Not acceptable",
     "conflict": "Conflict",
     "unsupported_media_type": "Unsupported media type",
+    "payload_too_large": "Content too large",
     "rate_limited": "Too many requests",
     "server_error": "Server error",
 }
@@ -136,8 +144,11 @@ def problem_exception_handler(exc, context):
 
     request = context.get("request")
     if isinstance(exc, RequestDataTooBig):
-        # The contract has no 413 code; a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a request we will not read.
-        exc = MalformedRequest(detail="The request body is too large.")
+        # A body over DATA_UPLOAD_MAX_MEMORY_SIZE is not read at all (docs/api.md, "Limits").
+        exc = PayloadTooLarge(
+            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE)."
+        )
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)
@@ -195,8 +206,8 @@ def problem_exception_handler(exc, context):
     return response
 
 
-def json_problem_response(request, status_code: int, code: str, detail: str) -> JsonResponse:
-    """For plain Django views and URL-level 404/500 handlers outside DRF."""
+def json_problem_response(request, status_code: int, code: str, detail: str, errors=None) -> JsonResponse:
+    """For plain Django views, middleware and URL-level 404/500 handlers outside DRF."""
     return JsonResponse(
-        problem_body(request, status_code, code, detail), status=status_code, content_type=PROBLEM_CONTENT_TYPE
+        problem_body(request, status_code, code, detail, errors), status=status_code, content_type=PROBLEM_CONTENT_TYPE
     )

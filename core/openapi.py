@@ -10,7 +10,7 @@
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type
+from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type, force_instance, is_serializer
 from drf_spectacular.utils import OpenApiParameter
 
 from core.exceptions import TITLES
@@ -39,11 +39,12 @@ PROBLEM_SCHEMA = {
 }
 
 ERROR_DESCRIPTIONS = {
-    400: "validation_error (the body's `errors` names each bad field) or malformed_request",
+    400: "validation_error (`errors` names each bad field or query parameter) or malformed_request",
     401: "not_authenticated or invalid_token (with WWW-Authenticate)",
     403: "insufficient_scope (with WWW-Authenticate naming the scope) or permission_denied",
     404: "not_found: the object (or one the body refers to) does not exist or the caller may not see it",
     409: "conflict with the current state",
+    413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
 }
@@ -211,18 +212,39 @@ class ResourceAutoSchema(AutoSchema):
         return {"200": ok(self._envelope(f"{base}Envelope", {singular: item}, [singular]))}
 
     def _error_statuses(self) -> list[int]:
-        statuses = [401, 403, 429]
+        # 400 on every operation: a NUL anywhere in a query string is refused before any view runs.
+        statuses = [400, 401, 403, 429]
         has_path_id = "{" in self.path
         action = getattr(self.view, "action", None)
-        if self.method in ("POST", "PUT", "PATCH") or action == "list" or (self.is_resource_viewset and has_path_id):
-            statuses.append(400)  # bodies, pagination/filters, malformed composite ids
         if has_path_id or self.method in ("POST", "PUT", "PATCH"):
             statuses.append(404)  # the object, or one the body refers to, is missing or hidden
         if action in getattr(self.view, "conflict_actions", ()):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
-            statuses.append(415)
+            statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
         return sorted(statuses)
+
+    def _is_delete_action_with_body(self) -> bool:
+        """A DELETE action of a resource (`DELETE /bookings/{id}/cancel`) declared with a serializer.
+
+        drf-spectacular documents every such DELETE as a bodiless 204, but this API never answers
+        204 (Cal.com v1 answered every success with 200): the action answers the changed object in
+        its singular envelope with a `message`."""
+        return (
+            self.method == "DELETE"
+            and self.is_resource_viewset
+            and getattr(self.view, "action", None) not in STANDARD_ACTIONS
+            and is_serializer(self.get_response_serializers())
+        )
+
+    def _delete_action_responses(self):
+        serializer = force_instance(self.get_response_serializers())
+        item = self.resolve_serializer(serializer, "response").ref
+        singular = self.view.envelope_singular
+        name = f"{self._get_serializer_name(serializer, 'response')}Changed"
+        schema = self._envelope(name, {singular: item, "message": {"type": "string"}}, [singular, "message"])
+        content = {"application/json": {"schema": schema}}
+        return {"200": {"description": "", "headers": dict(RATE_LIMIT_HEADERS), "content": content}}
 
     def _uses_envelopes(self) -> bool:
         """A standard action of a ResourceViewSet whose responses no @extend_schema overrides."""
@@ -239,6 +261,8 @@ class ResourceAutoSchema(AutoSchema):
     def _get_response_bodies(self, direction="response"):
         if self._uses_envelopes():
             responses = self._resource_success_responses()
+        elif self._is_delete_action_with_body():
+            responses = self._delete_action_responses()
         else:
             responses = super()._get_response_bodies(direction)
         problem = self._problem_ref()

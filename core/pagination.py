@@ -1,33 +1,18 @@
 """Page-number pagination with the contract's envelope (§1.3).
 
-`?take=` (page size, default 100, max 500) and `?page=` (1-based). A bad value is a 400
-`validation_error` naming the parameter, never a silently clamped page. The list key is the view's
+`?take=` (page size, default 100, max 500) and `?page=` (1-based, max 10000), as API_LIMITS sets
+them. A bad value (core.query: ASCII digits, given once, in range) is a 400 `validation_error`
+naming the parameter, never a silently clamped page. The list key is the view's
 `envelope_plural`; `pagination` is `{page, take, total, hasNextPage}`, and a `Link` header carries
 `rel="next"` / `rel="prev"`.
 """
 
-from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-DEFAULT_TAKE = 100
-MAX_TAKE = 500
-
-
-def _positive_int(request, name: str, default: int, maximum: int | None = None) -> int:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationError({name: [f"'{raw}' is not an integer."]}) from None
-    if value < 1:
-        raise ValidationError({name: ["Must be 1 or more."]})
-    if maximum is not None and value > maximum:
-        raise ValidationError({name: [f"Must be at most {maximum}."]})
-    return value
+from core.limits import limit
+from core.query import query_int
 
 
 class PagePagination(BasePagination):
@@ -39,8 +24,14 @@ class PagePagination(BasePagination):
     def paginate_queryset(self, queryset, request, view=None):
         self.request = request
         self.view = view
-        self.take = _positive_int(request, self.take_query_param, DEFAULT_TAKE, MAX_TAKE)
-        self.page = _positive_int(request, self.page_query_param, 1)
+        self.take = query_int(
+            request,
+            self.take_query_param,
+            default=limit("PAGE_SIZE_DEFAULT"),
+            minimum=1,
+            maximum=limit("PAGE_SIZE_MAX"),
+        )
+        self.page = query_int(request, self.page_query_param, default=1, minimum=1, maximum=limit("PAGE_MAX"))
         self.total = queryset.count()
         offset = (self.page - 1) * self.take
         return list(queryset[offset : offset + self.take]) if offset < self.total else []
@@ -89,15 +80,20 @@ class PagePagination(BasePagination):
                 "name": self.page_query_param,
                 "in": "query",
                 "required": False,
-                "description": "Page number, 1-based.",
-                "schema": {"type": "integer", "minimum": 1, "default": 1},
+                "description": f"Page number, 1-based, at most {limit('PAGE_MAX')}.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": limit("PAGE_MAX"), "default": 1},
             },
             {
                 "name": self.take_query_param,
                 "in": "query",
                 "required": False,
-                "description": f"Page size (default {DEFAULT_TAKE}, at most {MAX_TAKE}).",
-                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_TAKE, "default": DEFAULT_TAKE},
+                "description": f"Page size (default {limit('PAGE_SIZE_DEFAULT')}, at most {limit('PAGE_SIZE_MAX')}).",
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": limit("PAGE_SIZE_MAX"),
+                    "default": limit("PAGE_SIZE_DEFAULT"),
+                },
             },
         ]
 

@@ -47,7 +47,6 @@ camelCase and strict bodies. Services raise `core.exceptions` errors or Django's
 """
 
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
@@ -55,6 +54,7 @@ from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
 from core.pagination import PagePagination
+from core.query import query_int_list
 
 
 class ResourceRouter(SimpleRouter):
@@ -105,15 +105,9 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
 
     def requested_user_ids(self) -> list[int] | None:
         """The `?userId=` filter (repeatable): only system admins may name someone else."""
-        raw_ids = self.request.query_params.getlist("userId")
-        if not raw_ids:
+        user_ids = query_int_list(self.request, "userId")
+        if not user_ids:
             return None
-        user_ids = []
-        for raw in raw_ids:
-            try:
-                user_ids.append(int(raw))
-            except ValueError:
-                raise ValidationError({"userId": [f"'{raw}' is not an integer."]}) from None
         if not self.is_system_admin and any(user_id != self.request.user.pk for user_id in user_ids):
             raise Forbidden("Only system administrators may filter by another user's id.")
         return user_ids

@@ -24,8 +24,9 @@ class PaymentSerializer(ApiSerializer):
 
 
 class PaymentFilterSerializer(ApiSerializer):
-    """The list's query filters, validated like a body (a bad value is a 400 naming it)."""
+    """The list's query filters, for the OpenAPI document; the view reads them with core.query
+    (ASCII digits; `true` or `false`; each given once)."""
 
-    booking_id = serializers.IntegerField(required=False)
+    booking_id = serializers.IntegerField(required=False, min_value=1)
     success = serializers.BooleanField(required=False)
     refunded = serializers.BooleanField(required=False)

@@ -1,5 +1,6 @@
 from drf_spectacular.utils import extend_schema
 
+from core.query import query_bool, query_int
 from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
 from payments.selectors import payment_rows
 from payments.serializers import PaymentFilterSerializer, PaymentSerializer
@@ -16,13 +17,13 @@ class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
     def get_queryset(self):
         if self.action != "list":
             return payment_rows(user=self.request.user)
-        filters = PaymentFilterSerializer(data=self.filter_params())
-        filters.is_valid(raise_exception=True)
-        return payment_rows(user=self.request.user, user_ids=self.requested_user_ids(), **filters.validated_data)
-
-    def filter_params(self) -> dict:
-        names = ("bookingId", "success", "refunded")
-        return {name: self.request.query_params[name] for name in names if name in self.request.query_params}
+        request = self.request
+        filters = {
+            "booking_id": query_int(request, "bookingId", minimum=1),
+            "success": query_bool(request, "success"),
+            "refunded": query_bool(request, "refunded"),
+        }
+        return payment_rows(user=request.user, user_ids=self.requested_user_ids(), **filters)
 
     @extend_schema(parameters=[PaymentFilterSerializer])
     def list(self, request, *args, **kwargs):

@@ -1,7 +1,9 @@
 """Wire shapes of webhooks (contract §4.5), deliveries and attempts."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from core.limits import json_text_depth_exceeds, limit
 from core.serializers import (
     ApiSerializer,
     CompactAppSerializer,
@@ -9,7 +11,9 @@ from core.serializers import (
     CompactTeamSerializer,
     CompactUserSerializer,
 )
+from core.validators import validate_no_space_or_control
 from webhooks.samples import iso_z
+from webhooks.templating import is_json_template
 
 
 class ScheduledTriggerSerializer(ApiSerializer):
@@ -80,10 +84,48 @@ class WebhookSerializer(ApiSerializer):
         return iso_z(webhook.previous_secret_expires_at)
 
 
+class SubscriberUrlField(serializers.CharField):
+    """Taken exactly as sent: no surrounding-space trimming, and a URL with whitespace or a control
+    character anywhere (CR/LF, tab, NUL, ...) is refused rather than cleaned up by a URL parser."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=2048, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            validate_no_space_or_control(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return value
+
+
+class PayloadTemplateField(serializers.CharField):
+    """At most API_LIMITS["WEBHOOK_TEMPLATE_MAX_CHARS"] characters; a JSON template nests at most
+    API_LIMITS["WEBHOOK_TEMPLATE_MAX_DEPTH"] levels (it is parsed and rendered for every delivery)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_blank=True, allow_null=True, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        max_chars, max_depth = limit("WEBHOOK_TEMPLATE_MAX_CHARS"), limit("WEBHOOK_TEMPLATE_MAX_DEPTH")
+        if len(value) > max_chars:
+            raise serializers.ValidationError(f"Must be at most {max_chars} characters.")
+        if is_json_template(value) and json_text_depth_exceeds(value, max_depth):
+            raise serializers.ValidationError(f"A JSON template may nest at most {max_depth} levels.")
+        return value
+
+
+EVENT_TRIGGERS_MAX = 100
+
+
 class WebhookCreateSerializer(ApiSerializer):
-    subscriber_url = serializers.CharField(max_length=2048)
-    event_triggers = serializers.ListField(child=serializers.CharField(max_length=40), allow_empty=False)
-    payload_template = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=65536)
+    subscriber_url = SubscriberUrlField()
+    event_triggers = serializers.ListField(
+        child=serializers.CharField(max_length=40), allow_empty=False, max_length=EVENT_TRIGGERS_MAX
+    )
+    payload_template = PayloadTemplateField()
     active = serializers.BooleanField(required=False, default=True)
     secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     user_id = serializers.IntegerField(required=False, allow_null=True)
@@ -96,11 +138,11 @@ class WebhookCreateSerializer(ApiSerializer):
 
 
 class WebhookUpdateSerializer(ApiSerializer):
-    subscriber_url = serializers.CharField(max_length=2048, required=False)
+    subscriber_url = SubscriberUrlField(required=False)
     event_triggers = serializers.ListField(
-        child=serializers.CharField(max_length=40), allow_empty=False, required=False
+        child=serializers.CharField(max_length=40), allow_empty=False, required=False, max_length=EVENT_TRIGGERS_MAX
     )
-    payload_template = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=65536)
+    payload_template = PayloadTemplateField()
     active = serializers.BooleanField(required=False)
     secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
 

@@ -1,8 +1,11 @@
 """Event types on the wire."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.serializers import ApiSerializer
+from core.validators import ISO_4217_CURRENCIES, validate_currency
 
 MINUTES_PER_DAY = 24 * 60
 MINUTES_PER_YEAR = 365 * MINUTES_PER_DAY
@@ -37,15 +40,21 @@ class EventTypeSerializer(ApiSerializer):
         return event_type.owner.default_schedule_id
 
 
-class CurrencyField(serializers.RegexField):
-    """ISO 4217, stored and shown in lower case; `USD` is accepted and normalised."""
+@extend_schema_field({"type": "string", "enum": sorted(ISO_4217_CURRENCIES), "example": "usd"})
+class CurrencyField(serializers.CharField):
+    """An ISO 4217 code from the real list (`AAA` is refused), stored and shown in lower case;
+    `USD` is accepted as `usd` (only the letter case is normalised)."""
 
     def __init__(self, **kwargs):
-        super().__init__(r"^[A-Za-z]{3}$", max_length=3, **kwargs)
-        self.error_messages["invalid"] = "Must be a three-letter ISO 4217 code, such as 'usd'."
+        super().__init__(max_length=3, **kwargs)
 
     def to_internal_value(self, data):
-        return super().to_internal_value(data).lower()
+        value = super().to_internal_value(data).lower()
+        try:
+            validate_currency(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return value
 
 
 class EventTypeCreateSerializer(ApiSerializer):

@@ -1,5 +1,6 @@
 """Schedules on the wire (contract §4.1): inline availability rows and date overrides."""
 
+from collections.abc import Mapping
 from datetime import time
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -7,8 +8,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import validate_time_zone
+from core.limits import limit
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
+from core.validators import validate_time_zone
 
 TIME_INPUT_FORMATS = ["%H:%M", "%H:%M:%S"]
 TIME_OUTPUT_FORMAT = "%H:%M:%S"
@@ -16,10 +18,12 @@ MIDNIGHT = time(0, 0)
 
 
 class TimeZoneField(serializers.CharField):
-    """An IANA zone name; the error names the bad value, not the list of every zone."""
+    """An IANA zone name that means the same on every host (core.validators), taken exactly as
+    sent (no trimming); the error names the bad value, not the list of every zone."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
@@ -96,7 +100,21 @@ class ScheduleSerializer(ApiSerializer):
         return schedule.user.default_schedule_id == schedule.pk
 
 
-class ScheduleCreateSerializer(ApiSerializer):
+class BoundedAvailabilityMixin:
+    """At most API_LIMITS["SCHEDULE_AVAILABILITY_ROWS"] rows, counted before any row is validated:
+    each row costs validation now and work in every later GET /slots of the schedule."""
+
+    def to_internal_value(self, data):
+        rows = data.get("availability") if isinstance(data, Mapping) else None
+        maximum = limit("SCHEDULE_AVAILABILITY_ROWS")
+        if isinstance(rows, list) and len(rows) > maximum:
+            raise serializers.ValidationError(
+                {"availability": [f"A schedule may have at most {maximum} availability rows."]}
+            )
+        return super().to_internal_value(data)
+
+
+class ScheduleCreateSerializer(BoundedAvailabilityMixin, ApiSerializer):
     name = serializers.CharField(max_length=200)
     time_zone = TimeZoneField()
     availability = AvailabilitySerializer(many=True, required=False, help_text="Default: Mon–Fri 09:00–17:00.")
@@ -104,7 +122,7 @@ class ScheduleCreateSerializer(ApiSerializer):
     user_id = serializers.IntegerField(required=False, help_text="System administrators only.")
 
 
-class ScheduleUpdateSerializer(ApiSerializer):
+class ScheduleUpdateSerializer(BoundedAvailabilityMixin, ApiSerializer):
     name = serializers.CharField(max_length=200, required=False)
     time_zone = TimeZoneField(required=False)
     availability = AvailabilitySerializer(many=True, required=False, help_text="Replaces the whole list.")

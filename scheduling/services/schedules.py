@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import User
 from core.exceptions import Forbidden
+from core.limits import limit
 from scheduling.models import Availability, Schedule
 
 DEFAULT_AVAILABILITY = ({"days": [1, 2, 3, 4, 5], "start_time": time(9, 0), "end_time": time(17, 0), "date": None},)
@@ -41,12 +42,16 @@ def _constraint_error(error: IntegrityError) -> ValidationError | None:
 def _create_availability(*, schedule: Schedule, rows) -> None:
     """Write the rows of a schedule in one INSERT.
 
-    Each row's fields are validated here; its check constraints (days within the week, weekly rule
+    At most API_LIMITS["SCHEDULE_AVAILABILITY_ROWS"] rows (every GET /slots of the schedule walks
+    them all). Each row's fields are validated here; its check constraints (days within the week, weekly rule
     or date override, start before end) are left to PostgreSQL, which enforces them on insert:
     `full_clean()` would check each with a SELECT of its own. The serializers and the admin form
     validate the same rules first, so only a direct caller can meet the database's refusal, and it
     gets the ValidationError that `full_clean()` would have raised for that constraint.
     """
+    maximum = limit("SCHEDULE_AVAILABILITY_ROWS")
+    if len(rows) > maximum:
+        raise ValidationError({"availability": [f"A schedule may have at most {maximum} availability rows."]})
     new_rows = []
     for row in rows:
         availability = Availability(

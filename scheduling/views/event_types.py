@@ -34,6 +34,7 @@ class EventTypeViewSet(
     serializer_class = EventTypeSerializer
     input_serializer_class = EventTypeCreateSerializer
     update_serializer_class = EventTypeUpdateSerializer
+    conflict_actions = ("create", "partial_update")  # a slug the owner already uses
 
     @extend_schema(parameters=[OpenApiParameter("slug", str, description="Only the event types with this slug.")])
     def list(self, request, *args, **kwargs):

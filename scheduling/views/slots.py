@@ -2,6 +2,7 @@ import re
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -9,45 +10,34 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.models import validate_time_zone
 from core.exceptions import NotFound
+from core.limits import limit
+from core.query import query_int, single
+from core.validators import validate_time_zone
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
 from scheduling.slots import is_supported_instant
 
-MAX_RANGE = timedelta(days=62)
 UNENCODED_PLUS_OFFSET = re.compile(r"(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$")
 
 
-def query_int(request, name: str, *, required: bool = False) -> int | None:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        if required:
-            raise ValidationError({name: ["This parameter is required."]})
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValidationError({name: [f"'{raw}' is not an integer."]}) from None
-
-
 def query_time_zone(request, name: str, default: str) -> str:
-    value = request.query_params.get(name) or default
+    value = single(request, name)
+    if value is None:
+        return default
     try:
         validate_time_zone(value)
-    except Exception:  # noqa: BLE001 - Django's ValidationError, re-raised as DRF's with the field name
-        raise ValidationError({name: [f"'{value}' is not a valid IANA time zone."]}) from None
+    except DjangoValidationError as error:
+        raise ValidationError({name: error.messages}) from None
     return value
 
 
 def query_instant(request, name: str, *, zone: str = "UTC", end: bool = False, required: bool = False):
     """An ISO 8601 date-time (any offset; none means `zone`) or a date (its start in `zone`, or for
     an `end` parameter the start of the next day, so that the whole date is included)."""
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        if required:
-            raise ValidationError({name: ["This parameter is required."]})
+    raw = single(request, name, required=required)
+    if raw is None:
         return None
     # An unencoded "+01:00" arrives as " 01:00" (a "+" in a query string is a space).
     raw = UNENCODED_PLUS_OFFSET.sub(r"\1+\2", raw)
@@ -102,14 +92,15 @@ class SlotViewSet(ResourceViewSet):
         responses=SlotsSerializer,
     )
     def list(self, request, *args, **kwargs):
-        event_type_id = query_int(request, "eventTypeId", required=True)
+        event_type_id = query_int(request, "eventTypeId", required=True, minimum=1)
         time_zone = query_time_zone(request, "timeZone", "UTC")
         start = query_instant(request, "startTime", zone=time_zone, required=True)
         end = query_instant(request, "endTime", zone=time_zone, end=True, required=True)
         if end <= start:
             raise ValidationError({"endTime": ["Must be after startTime."]})
-        if end - start > MAX_RANGE:
-            raise ValidationError({"endTime": [f"The range may span at most {MAX_RANGE.days} days."]})
+        max_days = limit("SLOTS_MAX_DAYS")
+        if end - start > timedelta(days=max_days):
+            raise ValidationError({"endTime": [f"The range may span at most {max_days} days."]})
         event_type = event_type_bookable(user=request.user, event_type_id=event_type_id)
         if event_type is None:
             raise NotFound(f"Event type {event_type_id} does not exist.")

@@ -1,0 +1,372 @@
+"""Hostile bodies and query strings: every one is a clear 4xx problem+json, and nothing is written.
+
+The limits are checked once, generically (the default JSON parser, a middleware for query
+strings, core.query for integers and booleans), so these tests go through several endpoints,
+bookings included.
+"""
+
+import json
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.utils import timezone
+
+from accounts.tests.factories import ApiKeyFactory, UserFactory
+from core.limits import JsonBounds, inspect_json, json_text_depth_exceeds
+from core.serializers import BoundedJSONField
+from payments.tests.factories import PaymentFactory
+from scheduling.models import Booking, BookingStatus, Schedule
+from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from webhooks.models import WebhookDelivery
+
+pytestmark = pytest.mark.django_db
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.fixture
+def organizer():
+    return UserFactory()
+
+
+@pytest.fixture
+def headers(organizer):
+    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=organizer).raw_key}"}
+
+
+def problem(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == code
+    assert body["status"] == status
+    return body
+
+
+def nested(depth: int, leaf=1):
+    value = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def monday_ten_berlin() -> str:
+    today = timezone.now().astimezone(BERLIN).date()
+    monday = today + timedelta(days=(7 - today.weekday()) % 7 + 14)
+    return datetime.combine(monday, time(10), tzinfo=BERLIN).isoformat()
+
+
+def booking_body(event_type, **extra) -> dict:
+    return {
+        "eventTypeId": event_type.pk,
+        "start": monday_ten_berlin(),
+        "name": "Ada",
+        "email": "ada@example.org",
+        "timeZone": "Europe/London",
+        **extra,
+    }
+
+
+# --- Nesting depth, checked once when the body is parsed ---------------------------------------
+
+
+@pytest.mark.parametrize("depth", [40, 260, 5_000, 150_000])
+def test_a_deeply_nested_booking_metadata_is_a_400_naming_the_limit_and_writes_nothing(
+    client, organizer, headers, depth
+):
+    event_type = EventTypeFactory(owner=organizer)
+    # Built as text: the test's own JSON encoder must not be what recurses.
+    metadata = '{"a":' * depth + "1" + "}" * depth
+    body = json.dumps(booking_body(event_type, metadata={})).replace('"metadata": {}', f'"metadata": {metadata}')
+
+    response = client.post("/v1/bookings", body, content_type="application/json", **headers)
+
+    detail = problem(response, 400, "malformed_request")["detail"]
+    assert "deeper than 32 levels" in detail and "JSON_MAX_DEPTH" in detail
+    assert not Booking.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+    # The organizer's list still answers.
+    assert client.get("/v1/bookings", **headers).status_code == 200
+
+
+def test_the_depth_limit_applies_to_every_endpoint(client, headers):
+    body = json.dumps({"name": "x", "timeZone": "UTC", "availability": [nested(40)]})
+
+    response = client.post("/v1/schedules", body, content_type="application/json", **headers)
+
+    problem(response, 400, "malformed_request")
+    assert not Schedule.objects.exists()
+
+
+def test_a_body_at_the_depth_limit_is_stored_and_always_renders(client, organizer, headers):
+    event_type = EventTypeFactory(owner=organizer)
+    # The body object is level 1, so metadata may nest 31 levels.
+    body = booking_body(event_type, metadata=nested(31))
+
+    created = client.post("/v1/bookings", json.dumps(body), content_type="application/json", **headers)
+
+    assert created.status_code == 200, created.content
+    listed = client.get("/v1/bookings", **headers)
+    assert listed.status_code == 200
+    assert listed.json()["bookings"][0]["metadata"] == nested(31)
+
+
+def test_the_depth_limit_is_a_setting(client, headers, settings):
+    settings.API_LIMITS = {**settings.API_LIMITS, "JSON_MAX_DEPTH": 2}
+    body = json.dumps({"name": "x", "timeZone": "UTC", "availability": [{"days": [1]}]})
+
+    response = client.post("/v1/schedules", body, content_type="application/json", **headers)
+
+    assert "deeper than 2 levels" in problem(response, 400, "malformed_request")["detail"]
+    assert not Schedule.objects.exists()
+
+
+# --- NUL, in bodies and in query strings -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "metadata,where",
+    [
+        ({"note": "a\x00b"}, "(at metadata.note)"),
+        ({"a\x00": 1}, "Keys: Must not contain NUL"),
+        ({"list": ["ok", "\x00"]}, "(at metadata.list[1])"),
+    ],
+)
+def test_nul_anywhere_in_a_body_is_a_400_naming_the_field(client, organizer, headers, metadata, where):
+    event_type = EventTypeFactory(owner=organizer)
+    body = json.dumps(booking_body(event_type, metadata=metadata))
+
+    response = client.post("/v1/bookings", body, content_type="application/json", **headers)
+
+    errors = problem(response, 400, "validation_error")["errors"]
+    assert "NUL" in errors["metadata"][0] and where in errors["metadata"][0]
+    assert not Booking.objects.exists()
+
+
+def test_nul_in_a_cancellation_reason_query_parameter_is_a_400_and_cancels_nothing(client, organizer, headers):
+    booking = BookingFactory(organizer=organizer)
+
+    response = client.delete(f"/v1/bookings/{booking.pk}/cancel?cancellationReason=a%00b", **headers)
+
+    assert problem(response, 400, "validation_error")["errors"] == {
+        "cancellationReason": ["Must not contain NUL characters."]
+    }
+    booking.refresh_from_db()
+    assert booking.status == BookingStatus.ACCEPTED
+    assert not WebhookDelivery.objects.exists()
+
+
+@pytest.mark.parametrize("query", ["take=1%00", "x%00=1", "status=ACCEPTED&status=%00"])
+def test_nul_in_any_query_string_is_a_400_on_every_path(client, headers, query):
+    for path in ("/v1/schedules", "/v1/bookings", "/v1/me", "/v1/no-such-path"):
+        response = client.get(f"{path}?{query}", **headers)
+        assert "NUL" in problem(response, 400, "validation_error")["detail"]
+
+
+def test_invalid_json_is_malformed(client, headers):
+    for text in ('{"name": ', '{"name": NaN}', '{"name": Infinity}', b'{"name": "\xff"}'):
+        response = client.post("/v1/schedules", text, content_type="application/json", **headers)
+        problem(response, 400, "malformed_request")
+    assert not Schedule.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text,field",
+    [
+        ('{"name": "\\ud800", "timeZone": "UTC"}', "name"),
+        ('{"name": "x", "timeZone": "UTC", "availability": [{"\\udfff": 1}]}', "availability"),
+        ('{"name": "x", "timeZone": "UTC", "userId": 18446744073709551616}', "userId"),
+        ('{"name": "x", "timeZone": "UTC", "userId": -9223372036854775809}', "userId"),
+    ],
+)
+def test_values_postgresql_or_the_renderer_cannot_hold_are_refused_at_parse_time(client, headers, text, field):
+    response = client.post("/v1/schedules", text, content_type="application/json", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == [field]
+    assert not Schedule.objects.exists()
+
+
+def test_a_big_integer_in_booking_metadata_is_refused_not_turned_into_a_float(client, organizer, headers):
+    event_type = EventTypeFactory(owner=organizer)
+    body = json.dumps(booking_body(event_type, metadata={"n": 2**64}))
+
+    response = client.post("/v1/bookings", body, content_type="application/json", **headers)
+
+    assert "64 bits" in problem(response, 400, "validation_error")["errors"]["metadata"][0]
+    assert not Booking.objects.exists()
+
+
+# --- Pagination and query integers -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query,name",
+    [
+        ("page=18446744073709551616", "page"),
+        ("page=10001", "page"),
+        ("page=0", "page"),
+        ("take=501", "take"),
+        ("take=0", "take"),
+        ("take=%205", "take"),
+        ("take=%2B5", "take"),
+        ("take=5.0", "take"),
+        ("take=-1", "take"),
+        ("take=%D9%A5", "take"),  # '٥', an Arabic-Indic five
+        ("take=abc&take=5", "take"),
+        ("take=5&take=5", "take"),
+        ("take=", "take"),
+        ("userId=%D9%A5", "userId"),
+        ("userId=", "userId"),
+    ],
+)
+def test_list_query_integers_are_ascii_digits_given_once_and_in_range(client, organizer, headers, query, name):
+    BookingFactory(organizer=organizer)
+
+    for path in ("/v1/schedules", "/v1/bookings", "/v1/payments"):
+        response = client.get(f"{path}?{query}", **headers)
+        assert list(problem(response, 400, "validation_error")["errors"]) == [name], path
+
+
+def test_page_and_take_at_their_limits_answer(client, headers):
+    response = client.get("/v1/schedules?take=500&page=10000", **headers)
+
+    assert response.status_code == 200
+    assert response.json()["pagination"] == {"page": 10000, "take": 500, "total": 0, "hasNextPage": False}
+
+
+@pytest.mark.parametrize(
+    "query,name",
+    [
+        ("success=1", "success"),
+        ("success=True", "success"),
+        ("refunded=yes", "refunded"),
+        ("success=true&success=false", "success"),
+        ("bookingId=%D9%A5", "bookingId"),
+        ("bookingId=0", "bookingId"),
+        ("bookingId=", "bookingId"),
+    ],
+)
+def test_payment_filters_are_strict(client, organizer, headers, query, name):
+    PaymentFactory(booking=BookingFactory(organizer=organizer), success=True)
+
+    response = client.get(f"/v1/payments?{query}", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == [name]
+
+
+def test_payment_boolean_filters_take_true_and_false(client, organizer, headers):
+    PaymentFactory(booking=BookingFactory(organizer=organizer), success=True)
+
+    assert client.get("/v1/payments?success=true", **headers).json()["pagination"]["total"] == 1
+    assert client.get("/v1/payments?success=false", **headers).json()["pagination"]["total"] == 0
+
+
+# --- Booleans and integers in JSON bodies -------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [1, 0, "true", "false", "yes", None])
+def test_booleans_in_bodies_are_json_booleans(client, headers, value):
+    body = json.dumps({"name": "x", "timeZone": "UTC", "isDefault": value})
+
+    response = client.post("/v1/schedules", body, content_type="application/json", **headers)
+
+    if value is None:  # isDefault is nullable: "no preference"
+        assert response.status_code == 200
+        return
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["isDefault"]
+    assert not Schedule.objects.exists()
+
+
+@pytest.mark.parametrize("value", [" 30", "+30", "٣٠", "30 ", True])
+def test_integers_in_bodies_are_not_rewritten(client, organizer, headers, value):
+    body = json.dumps({"title": "Call", "slug": "call", "length": value})
+
+    response = client.post("/v1/event-types", body, content_type="application/json", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["length"]
+    assert not organizer.event_types.exists()
+
+
+# --- The bounded JSON field and the walker behind it --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        (nested(9), "Nested deeper than 8 levels"),
+        ({str(index): index for index in range(101)}, "at most 100 keys"),
+        ({"list": list(range(101))}, "at most 100 items"),
+        ({"text": "x" * 5001}, "at most 5000 characters"),
+        ({str(index): "x" * 4000 for index in range(5)}, "at most 16384 bytes"),
+        ([1, 2], "Must be a JSON object"),
+        ({"a": "\x00"}, "NUL"),
+    ],
+)
+def test_bounded_json_field_refuses_what_is_too_big(value, message):
+    field = BoundedJSONField()
+
+    with pytest.raises(Exception) as raised:
+        field.run_validation(value)
+
+    assert message in str(raised.value.detail)
+
+
+def test_bounded_json_field_takes_what_fits():
+    value = {"deep": nested(6), "list": list(range(100)), "text": "x" * 5000}
+
+    assert BoundedJSONField().run_validation(value) == value
+    assert BoundedJSONField(object_only=False).run_validation([1, "a"]) == [1, "a"]
+
+
+def test_the_walker_does_not_recurse():
+    assert inspect_json(nested(100_000), JsonBounds(max_depth=200_000)) is None
+    assert inspect_json(nested(100_000), JsonBounds(max_depth=32)).too_deep
+
+
+def test_template_depth_ignores_brackets_inside_strings():
+    assert not json_text_depth_exceeds('{"a": "[[[[[[[[[[", "b": "\\"{{{{{"}', 2)
+    assert json_text_depth_exceeds("[[[1]]]", 2)
+
+
+@pytest.mark.parametrize("query", ["teamId=%D9%A5", "teamId=", "teamId=1&teamId=2", "teamId=%2B1"])
+def test_membership_team_filter_is_ascii_digits_given_once(client, headers, query):
+    response = client.get(f"/v1/memberships?{query}", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["teamId"]
+
+
+@pytest.mark.parametrize("membership_id", ["%D9%A5_%D9%A3", "1_%D9%A3", "1" * 101 + "_1"])
+def test_membership_path_ids_are_ascii_digits(client, headers, membership_id):
+    response = client.get(f"/v1/memberships/{membership_id}", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["id"]
+
+
+def test_nul_in_a_form_encoded_body_is_a_400_before_any_view_reads_it(client):
+    from oauth2_provider.models import AccessToken
+
+    body = "grant_type=authorization_code&code=a%00b&client_id=x&redirect_uri=http://127.0.0.1/cb"
+
+    response = client.post("/api/auth/oauth/token", body, content_type="application/x-www-form-urlencoded")
+
+    assert problem(response, 400, "validation_error")["errors"] == {"code": ["Must not contain NUL characters."]}
+    assert not AccessToken.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["true", 1, 0])
+def test_team_booleans_are_json_booleans(client, organizer, headers, value):
+    body = json.dumps({"name": "Team", "slug": "team", "hideBranding": value})
+
+    response = client.post("/v1/teams", body, content_type="application/json", **headers)
+
+    assert list(problem(response, 400, "validation_error")["errors"]) == ["hideBranding"]
+    assert not organizer.memberships.exists()
+
+
+def test_too_many_query_parameters_is_a_problem_400(client, headers):
+    query = "&".join(f"p{index}=1" for index in range(1001))
+
+    response = client.get(f"/v1/schedules?{query}", **headers)
+
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in problem(response, 400, "malformed_request")["detail"]
