@@ -4,7 +4,7 @@ from collections.abc import Mapping
 
 from rest_framework import serializers
 
-from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
+from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
 from scheduling.slots import is_supported_instant
@@ -30,14 +30,9 @@ def _has_nul(value) -> bool:
     return False
 
 
-class MetadataField(serializers.DictField):
-    """A JSON object; NUL characters are refused (PostgreSQL's jsonb cannot store them)."""
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if _has_nul(value):
-            raise serializers.ValidationError("Must not contain NUL characters.")
-        return value
+class MetadataField(BoundedJSONField):
+    """A JSON object, bounded in depth, keys, string length and size (docs/api.md, "Limits"), so
+    that a stored booking always renders; NUL is refused (PostgreSQL's jsonb cannot store it)."""
 
 
 class AttendeeSerializer(ApiSerializer):

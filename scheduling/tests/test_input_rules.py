@@ -245,3 +245,44 @@ def test_event_type_booleans_are_json_booleans(client, owner, headers, value):
     assert list(errors_of(response)) == ["hidden"]
     event_type.refresh_from_db()
     assert event_type.title != "Changed" and event_type.hidden is False
+
+
+# --- Bookings: free-form JSON is bounded, filters are strict --------------------------------------
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {"leaf": "x"}
+    for _ in range(depth - 1):
+        value = {"next": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [_nested(20), {f"key{number}": number for number in range(500)}, {"note": "x" * 20_000}, ["not", "an", "object"]],
+    ids=["too-deep", "too-many-keys", "string-too-long", "not-an-object"],
+)
+def test_booking_metadata_out_of_bounds_is_a_400_and_books_nothing(client, owner, headers, metadata):
+    from scheduling.models import Booking
+
+    event_type = EventTypeFactory(owner=owner)
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": "2030-01-07T09:00:00Z",
+        "name": "Ada",
+        "email": "ada@example.org",
+        "timeZone": "UTC",
+        "metadata": metadata,
+    }
+
+    response = send(client, "post", "/v1/bookings", body, headers)
+
+    assert list(errors_of(response)) == ["metadata"]
+    assert not Booking.objects.exists()
+
+
+@pytest.mark.parametrize("raw", ["٥", "+5", "5x", "0"])
+def test_booking_list_event_type_filter_takes_ascii_ids_only(client, headers, raw):
+    response = client.get("/v1/bookings", {"eventTypeId": raw}, **headers)
+
+    assert list(errors_of(response)) == ["eventTypeId"]

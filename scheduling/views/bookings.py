@@ -8,6 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
+from core.query import parse_int, query_bool, single
 from core.viewsets import (
     CreateModelMixin,
     ListModelMixin,
@@ -38,6 +39,8 @@ from scheduling.services.bookings import (
     booking_reschedule_as_new,
 )
 from scheduling.views.slots import query_instant
+
+BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
 
 
 def _repeated(request, name: str) -> list[str]:
@@ -83,12 +86,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         unknown = [status for status in statuses if status not in BookingStatus.values]
         if unknown:
             raise ValidationError({"status": [f"'{unknown[0]}' is not one of {', '.join(BookingStatus.values)}."]})
-        event_type_ids = []
-        for raw in _repeated(request, "eventTypeId"):
-            try:
-                event_type_ids.append(int(raw))
-            except ValueError:
-                raise ValidationError({"eventTypeId": [f"'{raw}' is not an integer."]}) from None
+        event_type_ids = [parse_int("eventTypeId", raw, minimum=1) for raw in _repeated(request, "eventTypeId")]
         return {
             "statuses": statuses,
             "event_type_ids": event_type_ids,
@@ -179,7 +177,12 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         string; `cancelledBy` is the caller's email. The answer is v1's, plus the booking."""
         instance = self.get_object()
         body = request.data if request.data else {}
-        query = {name: request.query_params[name] for name in CANCEL_QUERY_PARAMETERS if name in request.query_params}
+        # Query strings carry text; their booleans are `true`/`false` and become JSON booleans here.
+        query = {
+            name: (query_bool(request, name) if name in BOOLEAN_CANCEL_PARAMETERS else single(request, name))
+            for name in CANCEL_QUERY_PARAMETERS
+            if name in request.query_params
+        }
         serializer = BookingCancelSerializer(data={**query, **body} if isinstance(body, Mapping) else body)
         serializer.is_valid(raise_exception=True)
         reason = serializer.validated_data.get("cancellation_reason", "")
