@@ -30,16 +30,16 @@ def test_healthz_answers_get():
     assert Client().get("/healthz").json() == {"status": "ok"}
 
 
-def test_a_body_over_the_upload_limit_is_a_400_and_writes_nothing(client, settings):
+def test_a_body_over_the_upload_limit_is_a_413_and_writes_nothing(client, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
     key = ApiKeyFactory().raw_key
     body = json.dumps({"name": "x" * 20_000, "timeZone": "UTC"})
 
     response = client.post("/v1/schedules", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
 
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert response["Content-Type"] == "application/problem+json"
-    assert response.json()["code"] == "malformed_request"
+    assert response.json()["code"] == "payload_too_large"
     assert "too large" in response.json()["detail"]
     assert not Schedule.objects.exists()
 

@@ -1,0 +1,130 @@
+"""Private servers for the outage tests: a Redis and a PostgreSQL of their own on free ports, which
+the tests stop, freeze and restart. The machine's shared servers are never touched."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from contextlib import closing
+from glob import glob
+from pathlib import Path
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, *, up: bool = True, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                if up:
+                    return
+        except OSError:
+            if not up:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"port {port} did not come {'up' if up else 'down'} in {timeout}s")
+
+
+class PrivateRedis:
+    """`redis-server` on a free port, no persistence: stop() loses everything, as an outage may."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.thaw()
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+        wait_for_port(self.port, up=False)
+
+    def freeze(self) -> None:
+        """SIGSTOP: the port still accepts connections, nothing answers."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+
+def _postgres_bin(name: str) -> str:
+    candidates = sorted(glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    if not candidates:
+        raise RuntimeError(f"{name} not found under /usr/lib/postgresql/*/bin")
+    return candidates[-1]
+
+
+class PrivatePostgres:
+    """A throwaway cluster (`initdb` + `pg_ctl`) on a free port, trusting local connections. Run as
+    the `postgres` OS user when the tests run as root, which PostgreSQL refuses."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="outage-pg-"))
+        self.data = self.directory / "data"
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *command: str) -> None:
+        if os.geteuid() == 0:
+            command = ("runuser", "-u", "postgres", "--", *command)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+
+    def start(self) -> None:
+        if not self.data.exists():
+            if os.geteuid() == 0:
+                shutil.chown(self.directory, "postgres", "postgres")
+            self._run(_postgres_bin("initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync")
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory} -c fsync=off"
+        log = str(self.directory / "log")
+        self._run(_postgres_bin("pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-l", log, "start")
+        wait_for_port(self.port)
+
+    def stop(self) -> None:
+        self._run(_postgres_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        wait_for_port(self.port, up=False)
+
+    def destroy(self) -> None:
+        try:
+            self.stop()
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.destroy()
