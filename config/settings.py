@@ -301,7 +301,8 @@ if REDIS_URL:
 # Publishing a task after commit (webhook deliveries) must not hang a request either: a message
 # that cannot be sent is left to the sweeper, which enqueues due deliveries again. The same short
 # socket timeouts, and at most one immediate reconnect (a pooled connection to a Redis that has
-# restarted is dead) instead of kombu's retries two seconds apart.
+# restarted is dead) instead of kombu's retries two seconds apart. Celery workers wait on Redis by
+# design and keep a longer timeout (config.celery).
 CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_SOCKET_TIMEOUT_SECONDS
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
@@ -311,6 +312,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
         **CELERY_TASK_PUBLISH_RETRY_POLICY,
     }
+WORKER_REDIS_SOCKET_TIMEOUT_SECONDS = env.float("WORKER_REDIS_SOCKET_TIMEOUT_SECONDS", default=5.0)
 # PostgreSQL that cannot be reached answers 503 service_unavailable with this Retry-After
 # (core.exceptions); a connection attempt gives up after DB_CONNECT_TIMEOUT_SECONDS (at least 2).
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int("DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5)

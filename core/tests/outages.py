@@ -6,8 +6,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
 from contextlib import closing
 from glob import glob
 from pathlib import Path
@@ -128,3 +130,83 @@ class PrivatePostgres:
 
     def __exit__(self, *exc_info):
         self.destroy()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+class ServiceProcess:
+    """A process of the service (gunicorn, a Celery worker) in its own process group, its output in
+    a log file that a failing test can show."""
+
+    def __init__(self, command: list[str], env: dict[str, str]):
+        self.command = command
+        self.env = {**os.environ, **env}
+        self.log_path = Path(tempfile.mkdtemp(prefix="outage-proc-")) / "output.log"
+        self.process = None
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+    def wait_for(self, predicate, what: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"{self.command[0]} exited:\n{self.log()[-3000:]}")
+            if predicate():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"Gave up waiting for {what}:\n{self.log()[-3000:]}")
+
+
+class Gunicorn(ServiceProcess):
+    """The production server: gunicorn with config/gunicorn.conf.py and two sync workers."""
+
+    def __init__(self, env: dict[str, str], workers: int = 2):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [str(BIN / "gunicorn"), "-c", "config/gunicorn.conf.py", "config.wsgi"]
+        command += ["-b", f"127.0.0.1:{self.port}", "-w", str(workers), "--timeout", "30"]
+        super().__init__(command, env)
+
+    def start(self) -> None:
+        super().start()
+        self.wait_for(self._answers, "gunicorn to answer /healthz")
+
+    def _answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+
+class CeleryWorker(ServiceProcess):
+    """`celery -A config worker -B`: deliveries and, in the embedded beat, the sweeper."""
+
+    def __init__(self, env: dict[str, str]):
+        directory = tempfile.mkdtemp(prefix="outage-worker-")
+        command = [str(BIN / "celery"), "-A", "config", "worker", "-B", "-s", f"{directory}/beat-schedule"]
+        command += ["--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle", "-l", "info"]
+        command += ["-n", f"outages-{os.getpid()}-{time.monotonic_ns()}@127.0.0.1"]
+        super().__init__(command, env)
+
+    def start(self) -> None:
+        super().start()
+        self.wait_for(lambda: " ready." in self.log(), "the Celery worker to be ready")
