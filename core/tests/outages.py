@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from contextlib import closing
@@ -198,7 +199,10 @@ class Gunicorn(ServiceProcess):
 
 
 class CeleryWorker(ServiceProcess):
-    """`celery -A config worker -B`: deliveries and, in the embedded beat, the sweeper."""
+    """`celery -A config worker -B`: deliveries and, in the embedded beat, the sweeper. Supervised
+    as production runs it (systemd `Restart=always`, a container restart policy): a worker that
+    exits is started again. kombu can make a worker exit when Redis goes away while a task runs
+    (docs/operations.md, "Failure modes"); `restarts` counts those."""
 
     def __init__(self, env: dict[str, str]):
         directory = tempfile.mkdtemp(prefix="outage-worker-")
@@ -206,7 +210,23 @@ class CeleryWorker(ServiceProcess):
         command += ["--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle", "-l", "info"]
         command += ["-n", f"outages-{os.getpid()}-{time.monotonic_ns()}@127.0.0.1"]
         super().__init__(command, env)
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True)
 
     def start(self) -> None:
         super().start()
         self.wait_for(lambda: " ready." in self.log(), "the Celery worker to be ready")
+        self._supervisor.start()
+
+    def _supervise(self) -> None:
+        while not self._stopping.wait(0.2):
+            if self.process.poll() is not None:
+                self.restarts += 1
+                ServiceProcess.start(self)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._supervisor.is_alive():
+            self._supervisor.join(5)
+        super().stop()

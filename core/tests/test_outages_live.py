@@ -105,7 +105,12 @@ def test_redis_stopped_and_frozen_during_booking_creates_loses_no_webhook(receiv
             def delivered_uids():
                 return {request.json()["payload"]["uid"] for request in receiver.requests}
 
-            wait_until(lambda: delivered_uids() >= created, 45, "every booking's BOOKING_CREATED webhook")
+            try:
+                wait_until(lambda: delivered_uids() >= created, 45, "every booking's BOOKING_CREATED webhook")
+            except AssertionError as error:
+                missing = len(created - delivered_uids())
+                said = worker.log()[-6000:]
+                raise AssertionError(f"{error}: {missing} missing, {worker.restarts} restarts:\n{said}") from None
             assert delivered_uids() == created
             assert "rate_limit_unavailable" in server.log()
             assert "Could not enqueue webhook deliveries" in server.log()  # the sweeper sent those
