@@ -11,6 +11,7 @@ unavailable: sign-in works, unthrottled) instead of locking everyone out.
 """
 
 import hashlib
+import ipaddress
 import math
 
 from django import forms
@@ -33,15 +34,31 @@ def client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
+def address_group(address: str) -> str:
+    """What the per-address count is kept for: the address itself for IPv4, its /64 for IPv6 (one
+    client usually holds a whole /64 and can pick a fresh address in it for every attempt)."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 4:
+        return str(parsed)
+    if parsed.ipv4_mapped is not None:
+        return str(parsed.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
 def signin_limits(request, username: str) -> list[tuple[str, int]]:
     """(key, failures allowed) for the account and the client address of one attempt."""
+    account = _digest(username.strip().casefold())
+    address = _digest(address_group(client_address(request)))
     return [
-        (f"{KEY_PREFIX}:account:{_digest(username.strip().casefold())}", settings.SIGNIN_THROTTLE_PER_ACCOUNT),
-        (f"{KEY_PREFIX}:address:{_digest(client_address(request))}", settings.SIGNIN_THROTTLE_PER_ADDRESS),
+        (f"{KEY_PREFIX}:account:{account}", settings.SIGNIN_THROTTLE_PER_ACCOUNT),
+        (f"{KEY_PREFIX}:address:{address}", settings.SIGNIN_THROTTLE_PER_ADDRESS),
     ]
 
 

@@ -95,6 +95,19 @@ def test_one_address_trying_many_accounts_is_refused_for_every_account():
     assert is_signed_in(client)
 
 
+def test_ipv6_addresses_of_one_slash_64_share_a_count():
+    users = UserFactory.create_batch(2)
+    for index in range(6):
+        sign_in(users[0].username if index < 2 else f"nobody{index}", "wrong", address=f"2001:db8:1:2::{index + 1:x}")
+
+    _, refused = sign_in(users[1].username, PASSWORD, address="2001:db8:1:2:ffff::9")
+    client, elsewhere = sign_in(users[1].username, PASSWORD, address="2001:db8:1:3::1")
+
+    assert refused.status_code == 429
+    assert elsewhere.status_code == 302
+    assert is_signed_in(client)
+
+
 def test_behind_a_proxy_the_address_is_the_last_forwarded_for_entry(settings):
     settings.SIGNIN_THROTTLE_BEHIND_PROXY = True
     user = UserFactory()
