@@ -53,7 +53,10 @@ def _with_problem_body(request, response):
     if status == 405:
         detail = f'Method "{request.method}" not allowed.'
     else:
-        detail = HTTPStatus(status).phrase + "." if status in HTTPStatus._value2member_map_ else "Error."
+        try:
+            detail = HTTPStatus(status).phrase + "."
+        except ValueError:  # a status Python has no name for
+            detail = "The request failed."
     problem = json_problem_response(request, status, code, detail)
     for name, value in response.items():
         if name.lower() not in ("content-type", "content-length"):
