@@ -144,7 +144,8 @@ class ServiceProcess:
     def __init__(self, command: list[str], env: dict[str, str]):
         self.command = command
         self.env = {**os.environ, **env}
-        self.log_path = Path(tempfile.mkdtemp(prefix="outage-proc-")) / "output.log"
+        self.directory = Path(tempfile.mkdtemp(prefix="outage-proc-"))
+        self.log_path = self.directory / "output.log"
         self.process = None
 
     def start(self) -> None:
@@ -164,6 +165,7 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     def wait_for(self, predicate, what: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -205,11 +207,11 @@ class CeleryWorker(ServiceProcess):
     (docs/operations.md, "Failure modes"); `restarts` counts those."""
 
     def __init__(self, env: dict[str, str]):
-        directory = tempfile.mkdtemp(prefix="outage-worker-")
-        command = [str(BIN / "celery"), "-A", "config", "worker", "-B", "-s", f"{directory}/beat-schedule"]
+        command = [str(BIN / "celery"), "-A", "config", "worker", "-B"]
         command += ["--pool=threads", "--concurrency=4", "--without-gossip", "--without-mingle", "-l", "info"]
         command += ["-n", f"outages-{os.getpid()}-{time.monotonic_ns()}@127.0.0.1"]
         super().__init__(command, env)
+        self.command += ["-s", str(self.directory / "beat-schedule")]
         self.restarts = 0
         self._stopping = threading.Event()
         self._supervisor = threading.Thread(target=self._supervise, daemon=True)
