@@ -29,7 +29,11 @@ from accounts.admin_forms import (
 )
 from accounts.models import ApiKey, Membership, MembershipRole, OAuthCodeRedemption, Team, User
 from accounts.services import api_key_create, api_key_revoke, membership_owner_loss
+from accounts.throttle import ThrottledAdminAuthenticationForm
 from core.admin import RevealOnceAdminMixin
+
+# The admin's sign-in goes through the same throttle as /auth/login (accounts.throttle).
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 def adopt_saved(obj, saved) -> None:

@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -19,3 +20,19 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
 )
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _worker_broker_timeouts(**kwargs):
+    """Web processes publish with short Redis socket timeouts and one reconnect at most, so that a
+    frozen Redis cannot hold a request (config/settings.py). A worker only waits on the broker: a
+    short timeout there would turn a slow moment of Redis into a reconnect, so it gets
+    WORKER_REDIS_SOCKET_TIMEOUT_SECONDS and kombu's own reconnection pace."""
+    from django.conf import settings
+
+    options = dict(app.conf.broker_transport_options or {})
+    if "socket_timeout" in options:
+        for name in settings.CELERY_TASK_PUBLISH_RETRY_POLICY:
+            options.pop(name, None)
+        timeout = settings.WORKER_REDIS_SOCKET_TIMEOUT_SECONDS
+        app.conf.broker_transport_options = {**options, "socket_timeout": timeout, "socket_connect_timeout": timeout}

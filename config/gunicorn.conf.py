@@ -12,3 +12,60 @@ import os
 # (containers, VMs) that metadata write can block the worker, a request with it, for as long as the
 # disk takes; in memory it cannot (gunicorn's docs recommend /dev/shm for this).
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+# gunicorn answers some malformed requests itself, before the application sees them: a request line
+# over `limit_request_line` bytes (414), more than `limit_request_fields` headers or one over
+# `limit_request_field_size` bytes (431), an unparsable request line or header (400). Its defaults,
+# spelled out here, are what docs/operations.md documents.
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
+
+
+def _problem_write_error(sock, status_int, reason, mesg):
+    """gunicorn writes those answers with `gunicorn.util.write_error` as a small HTML page; this
+    writes them as the problem+json every other error of the service has (docs/api.md), with the
+    same status and gunicorn's one-line message as `detail`. Same signature, same job: the worker
+    calls it and closes the connection."""
+    import json
+    import uuid
+
+    from gunicorn.util import write_nonblock
+
+    codes = {
+        400: "malformed_request",
+        403: "permission_denied",
+        414: "uri_too_long",
+        431: "request_header_fields_too_large",
+        500: "server_error",
+    }
+    code = codes.get(status_int, reason.lower().replace(" ", "_"))
+    detail = mesg or reason
+    request_id = uuid.uuid4().hex
+    body = json.dumps(
+        {
+            "status": status_int,
+            "code": code,
+            "title": reason,
+            "detail": detail,
+            "message": detail,
+            "requestId": request_id,
+        }
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/problem+json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        f"X-Request-Id: {request_id}\r\n\r\n"
+    ).encode("latin-1")
+    write_nonblock(sock, head + body)
+
+
+def _answer_gunicorns_own_errors_with_problem_json():
+    from gunicorn import util
+
+    util.write_error = _problem_write_error
+
+
+_answer_gunicorns_own_errors_with_problem_json()

@@ -315,3 +315,46 @@ LOGGING = {
 
 # Where bookers book: the `bookerUrl` of webhook payloads (Cal.com's WEBAPP_URL). docs/webhook-payloads.md.
 BOOKER_URL = env.str("BOOKER_URL", default="http://localhost:8000")
+
+# --- Outages and abuse (docs/operations.md, "Failure modes") ------------------------------------
+# Redis answers in well under a millisecond; a Redis that does not answer within these timeouts is
+# treated as down, so that a frozen or unreachable Redis costs a request a fraction of a second
+# instead of holding a worker. The rate limit then fails open (core.ratelimit) and is not tried
+# again by that process for RATE_LIMIT_RETRY_SECONDS.
+REDIS_SOCKET_TIMEOUT_SECONDS = env.float("REDIS_SOCKET_TIMEOUT_SECONDS", default=0.25)
+RATE_LIMIT_RETRY_SECONDS = env.float("RATE_LIMIT_RETRY_SECONDS", default=5.0)
+if REDIS_URL:
+    CACHES["default"]["OPTIONS"] = {
+        "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+    }
+# Publishing a task after commit (webhook deliveries) must not hang a request either: a message
+# that cannot be sent is left to the sweeper, which enqueues due deliveries again. The same short
+# socket timeouts, and at most one immediate reconnect (a pooled connection to a Redis that has
+# restarted is dead) instead of kombu's retries two seconds apart. Celery workers wait on Redis by
+# design and keep a longer timeout (config.celery).
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_SOCKET_TIMEOUT_SECONDS
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **CELERY_BROKER_TRANSPORT_OPTIONS,
+        "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+        **CELERY_TASK_PUBLISH_RETRY_POLICY,
+    }
+WORKER_REDIS_SOCKET_TIMEOUT_SECONDS = env.float("WORKER_REDIS_SOCKET_TIMEOUT_SECONDS", default=5.0)
+# PostgreSQL that cannot be reached answers 503 service_unavailable with this Retry-After
+# (core.exceptions); a connection attempt gives up after DB_CONNECT_TIMEOUT_SECONDS (at least 2).
+DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int("DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DB_CONNECT_TIMEOUT_SECONDS", default=3)
+    )
+# Sign-in (/auth/login and the admin's login): failed attempts allowed per account and per client
+# address in SIGNIN_THROTTLE_WINDOW_SECONDS, counted by the rate limiter (accounts.throttle).
+SIGNIN_THROTTLE_PER_ACCOUNT = env.int("SIGNIN_THROTTLE_PER_ACCOUNT", default=5)
+SIGNIN_THROTTLE_PER_ADDRESS = env.int("SIGNIN_THROTTLE_PER_ADDRESS", default=20)
+SIGNIN_THROTTLE_WINDOW_SECONDS = env.int("SIGNIN_THROTTLE_WINDOW_SECONDS", default=300)
+# Behind a reverse proxy every client arrives from the proxy's address: the client's is then the
+# last X-Forwarded-For entry, the one the proxy appended.
+SIGNIN_THROTTLE_BEHIND_PROXY = env.bool("BEHIND_PROXY", default=False)

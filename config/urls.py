@@ -24,5 +24,7 @@ urlpatterns = [
     path("", include(resource_urls)),
 ]
 
+handler400 = "core.views.bad_request"
+handler403 = "core.views.permission_denied"
 handler404 = "core.views.not_found"
 handler500 = "core.views.server_error"

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -78,6 +79,27 @@ class RateLimited(exceptions.Throttled):
     default_code = "rate_limited"
 
 
+class ServiceUnavailable(exceptions.APIException):
+    """A store the request needs (PostgreSQL) cannot be reached. Transient: the answer is a 503
+    with `Retry-After`, and the next request tries again (no restart needed)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "service_unavailable"
+    default_detail = "The service cannot reach its database right now; retry after the time in Retry-After."
+
+
+# Errors that mean "the database is not there" (refused, dropped, restarted, timed out), as opposed
+# to a bad query: the request may well succeed a few seconds later.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+
+
+def database_unavailable_response(request) -> JsonResponse:
+    """The 503 for plain Django views (the sign-in page, the admin) and Django's own 500 handler."""
+    response = json_problem_response(request, 503, "service_unavailable", ServiceUnavailable.default_detail)
+    response["Retry-After"] = str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
 TITLES = {
     "validation_error": "Validation error",
     "malformed_request": "Malformed request",
@@ -90,9 +112,12 @@ TITLES = {
     "not_acceptable": "Not acceptable",
     "conflict": "Conflict",
     "unsupported_media_type": "Unsupported media type",
-    "payload_too_large": "Content too large",
     "rate_limited": "Too many requests",
     "server_error": "Server error",
+    "payload_too_large": "Payload too large",
+    "uri_too_long": "URI too long",
+    "request_header_fields_too_large": "Request header fields too large",
+    "service_unavailable": "Service unavailable",
 }
 
 
@@ -149,6 +174,10 @@ def problem_exception_handler(exc, context):
             detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
             "(DATA_UPLOAD_MAX_MEMORY_SIZE)."
         )
+    elif isinstance(exc, DATABASE_UNAVAILABLE):
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        logger.warning("database_unavailable: %s: %s", exc.__class__.__name__, first_line)
+        exc = ServiceUnavailable()
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)
@@ -196,6 +225,9 @@ def problem_exception_handler(exc, context):
         code, detail = "not_acceptable", str(exc.detail)
     elif isinstance(exc, exceptions.Throttled):
         code, detail = "rate_limited", "Too many requests; retry after the time in Retry-After."
+    elif isinstance(exc, ServiceUnavailable):
+        code, detail = "service_unavailable", str(exc.detail)
+        response["Retry-After"] = str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS)
     else:
         code, detail = exc.default_code if hasattr(exc, "default_code") else "server_error", str(exc)
 

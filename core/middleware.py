@@ -1,19 +1,32 @@
 import re
 import uuid
+from http import HTTPStatus
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 
-from core.exceptions import json_problem_response
+from core.exceptions import PROBLEM_CONTENT_TYPE, json_problem_response
 
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+# Codes for the bodiless errors Django's own views and decorators answer with (`require_POST`'s
+# 405, a bare `HttpResponseBadRequest`, ...), so that they are problem+json like every other error.
+_BODILESS_ERROR_CODES = {
+    400: "malformed_request",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+}
 
 
 class RequestIdMiddleware:
     """Echo the client's X-Request-Id (when it is a sane token) or make one; put it on every response.
 
     It also writes the `RateLimit-*` headers when the rate limit (core.ratelimit) counted the
-    request: that way they are on every response of an authenticated call, errors included.
+    request: that way they are on every response of an authenticated call, errors included (not
+    when the limiter's Redis is unavailable: the request was not counted, see docs/api.md). And an
+    error response without a body gets the problem+json body every other error has.
     """
 
     def __init__(self, get_response):
@@ -23,6 +36,8 @@ class RequestIdMiddleware:
         supplied = request.headers.get("X-Request-Id", "")
         request.request_id = supplied if _CLIENT_REQUEST_ID.match(supplied) else uuid.uuid4().hex
         response = self.get_response(request)
+        if response.status_code >= 400 and _is_bodiless(response):
+            response = _with_problem_body(request, response)
         response["X-Request-Id"] = request.request_id
         rate_limit = getattr(request, "rate_limit", None)
         if rate_limit is not None:
@@ -64,3 +79,25 @@ class QueryStringGuardMiddleware:
                         request, 400, "validation_error", f"Invalid input. {field}: {message}", {field: [message]}
                     )
         return self.get_response(request)
+
+
+def _is_bodiless(response) -> bool:
+    return not response.streaming and not response.content and response.get("Content-Type") != PROBLEM_CONTENT_TYPE
+
+
+def _with_problem_body(request, response):
+    status = response.status_code
+    code = _BODILESS_ERROR_CODES.get(status, "server_error" if status >= 500 else "malformed_request")
+    if status == 405:
+        detail = f'Method "{request.method}" not allowed.'
+    else:
+        try:
+            detail = HTTPStatus(status).phrase + "."
+        except ValueError:  # a status Python has no name for
+            detail = "The request failed."
+    problem = json_problem_response(request, status, code, detail)
+    for name, value in response.items():
+        if name.lower() not in ("content-type", "content-length"):
+            problem[name] = value
+    problem.cookies = response.cookies
+    return problem

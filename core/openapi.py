@@ -52,7 +52,10 @@ ERROR_DESCRIPTIONS = {
 RATE_LIMIT_HEADERS = {
     "RateLimit-Limit": {"schema": {"type": "integer"}, "description": "Requests allowed per window."},
     "RateLimit-Remaining": {"schema": {"type": "integer"}, "description": "Requests left in this window."},
-    "RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Seconds until the window resets."},
+    "RateLimit-Reset": {
+        "schema": {"type": "integer"},
+        "description": "Seconds until the oldest counted request leaves the sliding one-minute window.",
+    },
 }
 
 PAGINATION_SCHEMA = {

@@ -1,13 +1,16 @@
+import sys
 from functools import wraps
 
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 
+from core import ratelimit
 from core.authentication import CredentialAuthentication
-from core.exceptions import json_problem_response
+from core.exceptions import DATABASE_UNAVAILABLE, database_unavailable_response, json_problem_response
 from core.ratelimit import hit
 
 
@@ -36,7 +39,11 @@ def healthz(request):
 
 @read_only_probe
 def readyz(request):
-    """The database and the broker are reachable, so requests and deliveries can be served."""
+    """The database and the broker are reachable, so requests and deliveries can be served.
+
+    `rateLimit` is this process's view of the rate limiter's Redis (informational: the limit fails
+    open, so it does not make the process unready): `status`, how many `outages` it has seen and how
+    many requests it let through uncounted (`uncountedRequests`) since it started."""
     checks = {}
     try:
         with connection.cursor() as cursor:
@@ -48,12 +55,13 @@ def readyz(request):
         from config.celery import app
 
         with app.connection_for_write() as broker:
-            broker.ensure_connection(max_retries=1, timeout=2)
+            broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
         checks["broker"] = "ok"
     except Exception as error:  # noqa: BLE001
         checks["broker"] = f"unreachable: {error.__class__.__name__}"
     ready = all(value == "ok" for value in checks.values())
-    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    body = {"status": "ok" if ready else "unavailable", "checks": checks, "rateLimit": ratelimit.health.report()}
+    return JsonResponse(body, status=200 if ready else 503)
 
 
 def not_found(request, exception=None):
@@ -83,5 +91,25 @@ def _spend_rate_limit(request):
     return allowed, state
 
 
+def bad_request(request, exception=None):
+    """Django's own 400s (raised before any view: a Host header not in ALLOWED_HOSTS, a body over
+    DATA_UPLOAD_MAX_MEMORY_SIZE read by a middleware, too many form fields) as problem+json."""
+    if isinstance(exception, RequestDataTooBig):
+        return json_problem_response(request, 413, "payload_too_large", "The request body is too large.")
+    if isinstance(exception, DisallowedHost):
+        detail = "The Host header names a host this service does not answer for."
+    else:
+        detail = "The request could not be read."
+    return json_problem_response(request, 400, "malformed_request", detail)
+
+
+def permission_denied(request, exception=None):
+    return json_problem_response(request, 403, "permission_denied", "You do not have permission to do this.")
+
+
 def server_error(request):
+    """Django's 500 handler. It runs while the exception is being handled: one that means the
+    database cannot be reached is a 503 with Retry-After (the next request tries again)."""
+    if isinstance(sys.exc_info()[1], DATABASE_UNAVAILABLE):
+        return database_unavailable_response(request)
     return json_problem_response(request, 500, "server_error", "The server failed to handle this request.")

@@ -35,6 +35,7 @@ from accounts.oauth import selectors, services
 from accounts.oauth.backends import MalformedBody, request_parameters
 from accounts.oauth.forms import ConsentForm
 from accounts.oauth.serializers import OAuthMeSerializer
+from accounts.throttle import ThrottledAuthenticationForm
 from core.authentication import bearer_token
 
 ERROR_DESCRIPTIONS = {
@@ -326,9 +327,24 @@ class OAuthMeView(APIView):
 
 # --- Sign-in and connected apps (browser) ------------------------------------------------------------
 
-login = _no_framing(
-    auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True)
-)
+
+class LoginView(auth_views.LoginView):
+    """Django's sign-in with the sign-in throttle (accounts.throttle): a refused attempt is a 429
+    with Retry-After and the page saying how long to wait."""
+
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+    authentication_form = ThrottledAuthenticationForm
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if form.throttled_for:
+            response.status_code = 429
+            response["Retry-After"] = str(form.throttled_for)
+        return response
+
+
+login = _no_framing(LoginView.as_view())
 logout = auth_views.LogoutView.as_view(next_page=settings.LOGIN_URL)
 
 

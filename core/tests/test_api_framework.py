@@ -4,6 +4,9 @@ A tiny team resource is mounted just for these tests (`urls` marker), so the fra
 on its own, apart from any real resource's rules.
 """
 
+import time
+from types import SimpleNamespace
+
 import pytest
 from django.core.cache import cache
 from django.urls import include, path
@@ -178,16 +181,19 @@ def test_wrong_scope_is_403_with_www_authenticate_and_no_credentials_401(api_cli
 def test_rate_limit_refuses_with_429_and_retry_after(api_client, settings, monkeypatch):
     cache.clear()
     settings.RATE_LIMIT_PER_MINUTE = 2
-    monkeypatch.setattr("core.ratelimit.time.time", lambda: 1_800_000_030.0)  # 30 s into a window
+    clock = iter([1_800_000_030.0, 1_800_000_040.0, 1_800_000_050.0, 1_800_000_060.0])
+    # The rate limit's own clock, 10 s apart from one request to the next.
+    monkeypatch.setattr("core.ratelimit.time", SimpleNamespace(time=lambda: next(clock), monotonic=time.monotonic))
     token = AccessTokenFactory(scope="READ_MEMBERSHIP")
     responses = [api_client.get("/v1/things", **auth(token.raw_token)) for _ in range(3)]
     assert [response.status_code for response in responses] == [200, 200, 429]
     assert [response["RateLimit-Remaining"] for response in responses] == ["1", "0", "0"]
     assert responses[0]["RateLimit-Limit"] == "2"
-    assert responses[0]["RateLimit-Reset"] == "30"
+    # Until the oldest counted request leaves the sliding minute.
+    assert [response["RateLimit-Reset"] for response in responses] == ["60", "50", "40"]
     refused = responses[-1]
     assert refused.json()["code"] == "rate_limited"
-    assert refused["Retry-After"] == "30"
+    assert refused["Retry-After"] == "40"
     assert refused["Content-Type"] == "application/problem+json"
     other = AccessTokenFactory(scope="READ_MEMBERSHIP")
     assert api_client.get("/v1/things", **auth(other.raw_token)).status_code == 200
