@@ -16,13 +16,13 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import Application
 
-from accounts.admin_forms import (
+from accounts.models import ApiKey, Membership, MembershipRole, Team, User, UserRole
+from accounts.oauth.services import (
     oauth_client_register,
     oauth_client_reset_secret,
     oauth_client_secret_matches,
     oauth_client_update,
 )
-from accounts.models import ApiKey, Membership, MembershipRole, Team, User, UserRole
 from core.authentication import hash_api_key
 from core.models import App
 from payments.models import Payment, PaymentOption
