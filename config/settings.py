@@ -210,7 +210,12 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": f"{SERVICE_NAME} API",
     "VERSION": SERVICE_VERSION,
-    "DESCRIPTION": "Scheduling service API, compatible with Cal.com's public API v1. See docs/api.md.",
+    "DESCRIPTION": (
+        "Scheduling service API, compatible with Cal.com's public API v1. Guides: "
+        "[conventions: envelopes, errors, pagination, scopes, rate limits](/docs/api.md), "
+        "[authentication and OAuth 2.0](/docs/oauth.md), [scheduling](/docs/scheduling.md), "
+        "[webhooks](/docs/webhooks.md), [webhook payloads](/docs/webhook-payloads.md); all of them: [/docs/](/docs/)."
+    ),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -220,7 +225,11 @@ SPECTACULAR_SETTINGS = {
         "UserRoleEnum": "accounts.models.UserRole",
     },
     "PREPROCESSING_HOOKS": ["core.openapi.only_canonical_paths"],
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.openapi.strict_request_bodies"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.openapi.strict_request_bodies",
+        "core.openapi.oauth_reference",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

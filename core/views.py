@@ -71,6 +71,13 @@ def not_found(request, exception=None):
     return json_problem_response(request, 404, "not_found", "There is nothing at this path.")
 
 
+@csrf_exempt
+def api_not_found(request):
+    """A path under /v1/ that matches no endpoint, routed here explicitly so that the answer is the
+    JSON 404 whatever DEBUG is (with DEBUG on, Django would otherwise render its HTML debug page)."""
+    return not_found(request)
+
+
 def _spend_rate_limit(request):
     try:
         authenticated = CredentialAuthentication().authenticate(Request(request))
