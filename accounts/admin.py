@@ -41,6 +41,9 @@ from core.admin import RevealOnceAdminMixin
 admin.site.site_header = admin.site.site_title = lazy(lambda: f"{settings.SERVICE_NAME} back office", str)()
 admin.site.index_title = "Operations"
 admin.site.site_url = "/v1/docs"
+# The changelists (payments, deliveries) need the width more than a second list of models: the index
+# and the breadcrumbs already lead everywhere.
+admin.site.enable_nav_sidebar = False
 
 # Staff rights come from `is_staff` / `is_superuser` and API rights from roles and scopes; groups
 # are never consulted, so the admin does not offer them (docs/operations.md).
