@@ -369,7 +369,7 @@ class SuspendedFilter(admin.SimpleListFilter):
 
 @admin.register(Application)
 class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
-    """Operators register OAuth clients here (contract §3). The secret is shown once, then only its
+    """Operators register OAuth clients here (docs/oauth.md). The secret is shown once, then only its
     hash exists; "Issue a new client secret" replaces it."""
 
     form = OAuthClientForm

@@ -20,7 +20,7 @@ def scope_choices() -> list[tuple[str, str]]:
 
 
 class OAuthClientForm(forms.ModelForm):
-    """One form over DOT's Application and our profile: what the operator registers (contract §3)."""
+    """One form over DOT's Application and our profile: what the operator registers (docs/oauth.md)."""
 
     logo = forms.URLField(
         required=False,

@@ -1,6 +1,6 @@
-"""The OpenAPI 3 document (drf-spectacular), made to tell the truth about the contract:
+"""The OpenAPI 3 document (drf-spectacular), made to tell the truth about the API (docs/api.md):
 
-- every resource view's success bodies are the §1.2 envelopes, not the bare serializer;
+- every resource view's success bodies are the envelopes, not the bare serializer;
 - every operation lists its problem+json error responses (RFC 9457 body, `Problem` component);
 - security: an `oauth2` scheme (authorization code flow) with the operation's scope, or an API key
   as a Bearer token or `?apiKey=` (an API key carries every scope);

@@ -58,7 +58,7 @@ def readyz(request):
 
 def not_found(request, exception=None):
     """A path that matches nothing. A call that carries a valid credential still spends its
-    rate-limit budget and gets the `RateLimit-*` headers (contract §1.5: every response), and is
+    rate-limit budget and gets the `RateLimit-*` headers (docs/api.md: every response), and is
     refused with a 429 once the budget is gone, as on the resource endpoints; a missing or bad
     credential changes nothing here, the answer is the 404."""
     allowed, state = _spend_rate_limit(request)

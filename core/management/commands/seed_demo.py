@@ -239,7 +239,7 @@ class Command(BaseCommand):
             f"  OAuth client_id:  {DEMO_CLIENT_ID}",
             f"  client_secret:    {DEMO_CLIENT_SECRET}",
             f"  redirect_uri:     {redirect_uri}",
-            "  Authorize (sign in as the demo user, allow, then copy `code` from the address bar):",
+            "  Authorize (sign in as the demo user and allow; the redirect page shows the code and this command):",
             f"    {base_url}/auth/oauth2/authorize?{authorize_query}",
             "  Exchange the code:",
             f"    curl -u {DEMO_CLIENT_ID}:{DEMO_CLIENT_SECRET} -d grant_type=authorization_code"
