@@ -318,7 +318,6 @@ class IDTokenAdmin(ExplainedReadOnlyAdmin, DOTIDTokenAdmin):
         "OpenID Connect ID tokens. This service does not enable OpenID Connect and never issues "
         "them; the list stays empty and is shown read-only only because the OAuth library defines it."
     )
-    list_select_related = ("application", "user")
 
 
 class ScopeCeilingFilter(admin.SimpleListFilter):
