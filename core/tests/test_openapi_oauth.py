@@ -10,9 +10,13 @@ import schemathesis
 from django.test import override_settings
 from drf_spectacular.validation import validate_schema
 from oauth2_provider.models import Application
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import AccessTokenFactory, ApplicationFactory, UserFactory
 from accounts.tests.oauth_support import authorize_url, basic_auth, obtain_code, pkce_pair, sign_in
+from core.tests.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db
 
@@ -230,3 +234,19 @@ def test_an_unknown_path_under_v1_is_a_json_problem_whatever_debug_is(client, de
             body = response.json()
             assert (body["status"], body["code"]) == (404, "not_found")
             assert body["requestId"] == response["X-Request-Id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_docs_page_shows_the_oauth_endpoints_and_links_to_the_guides_in_a_browser(live_server):
+    with headless_chromium("--window-size=1400,1000") as driver:
+        driver.get(f"{live_server.url}/v1/docs")
+        WebDriverWait(driver, 30).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".opblock")))
+        text = driver.find_element(By.TAG_NAME, "body").text
+        for path in OAUTH_OPERATIONS:
+            assert path[0] in text
+        links = [link.get_attribute("href") for link in driver.find_elements(By.CSS_SELECTOR, ".info a")]
+        # The guides themselves are checked through the test client: Django's test live server
+        # serves any file of the working directory at its path (MEDIA_URL is unset), so here it
+        # would answer /docs/oauth.md with the raw file instead of the service's page.
+        assert f"{live_server.url}/docs/oauth.md" in links
+        assert f"{live_server.url}/docs/api.md" in links
