@@ -6,6 +6,7 @@ API's role rules, but never so that a team loses its last accepted OWNER
 (`accounts.services.membership_owner_loss`).
 """
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
@@ -48,6 +49,8 @@ admin.site.enable_nav_sidebar = False
 # Staff rights come from `is_staff` / `is_superuser` and API rights from roles and scopes; groups
 # are never consulted, so the admin does not offer them (docs/operations.md).
 admin.site.unregister(Group)
+# The section of django-oauth-toolkit's models is named for what it is to the operator.
+apps.get_app_config("oauth2_provider").verbose_name = "OAuth 2.0 provider"
 
 
 def adopt_saved(obj, saved) -> None:
