@@ -1,13 +1,17 @@
 """Back office for people, teams, API keys and OAuth clients.
 
 Writes go through services where they exist (API keys: `accounts.services`; OAuth clients:
-`accounts.admin_forms`). Staff edit memberships without the API's role rules, but never so that a
-team loses its last accepted OWNER (`accounts.services.membership_owner_loss`).
+`accounts.oauth.services`, which `createoauthclient` also uses). Staff edit memberships without the
+API's role rules, but never so that a team loses its last accepted OWNER
+(`accounts.services.membership_owner_loss`).
 """
 
+from django.apps import apps
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count
@@ -15,25 +19,42 @@ from django.forms.models import BaseInlineFormSet
 from django.http import Http404
 from django.urls import path
 from django.utils import timezone
+from django.utils.functional import lazy
+from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 from oauth2_provider.admin import GrantAdmin as DOTGrantAdmin
-from oauth2_provider.models import Application, Grant
+from oauth2_provider.admin import IDTokenAdmin as DOTIDTokenAdmin
+from oauth2_provider.models import Application, Grant, IDToken
 
-from accounts.admin_forms import (
-    OAuthClientForm,
-    UserAddForm,
+from accounts.admin_forms import OAuthClientForm, UserAddForm
+from accounts.models import ApiKey, Membership, MembershipRole, OAuthCodeRedemption, Team, User
+from accounts.oauth.services import (
     oauth_client_register,
     oauth_client_reset_secret,
     oauth_client_set_suspended,
     oauth_client_update,
 )
-from accounts.models import ApiKey, Membership, MembershipRole, OAuthCodeRedemption, Team, User
 from accounts.services import api_key_create, api_key_revoke, membership_owner_loss
 from accounts.throttle import ThrottledAdminAuthenticationForm
 from core.admin import RevealOnceAdminMixin
 
 # The admin's sign-in goes through the same throttle as /auth/login (accounts.throttle).
 admin.site.login_form = ThrottledAdminAuthenticationForm
+
+# The back office carries the service's name, and "View site" leads to the API reference (the
+# service has no public website of its own).
+admin.site.site_header = admin.site.site_title = lazy(lambda: f"{settings.SERVICE_NAME} back office", str)()
+admin.site.index_title = "Operations"
+admin.site.site_url = "/v1/docs"
+# The changelists (payments, deliveries) need the width more than a second list of models: the index
+# and the breadcrumbs already lead everywhere.
+admin.site.enable_nav_sidebar = False
+
+# Staff rights come from `is_staff` / `is_superuser` and API rights from roles and scopes; groups
+# are never consulted, so the admin does not offer them (docs/operations.md).
+admin.site.unregister(Group)
+# The section of django-oauth-toolkit's models is named for what it is to the operator.
+apps.get_app_config("oauth2_provider").verbose_name = "OAuth 2.0 provider"
 
 
 def adopt_saved(obj, saved) -> None:
@@ -77,7 +98,7 @@ class UserAdmin(DjangoUserAdmin):
         ),
         (
             "Permissions",
-            {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")},
+            {"fields": ("is_active", "is_staff", "is_superuser", "user_permissions")},
         ),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
@@ -86,6 +107,7 @@ class UserAdmin(DjangoUserAdmin):
     search_fields = ("username", "email", "name")
     raw_id_fields = ("default_schedule",)
     ordering = ("id",)
+    filter_horizontal = ("user_permissions",)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
@@ -262,11 +284,78 @@ class ApiKeyAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
 
 admin.site.unregister(Application)
 admin.site.unregister(Grant)
+admin.site.unregister(IDToken)
+
+
+class ExplainedReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the service writes itself and the operator only looks at; `explanation` says why on the
+    list and on each row's page."""
+
+    explanation = ""
+    change_list_template = "admin/explained_change_list.html"
+    change_form_template = "admin/explained_change_form.html"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {"explanation": self.explanation, **(extra_context or {})})
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {"explanation": self.explanation, **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 @admin.register(Grant)
-class GrantAdmin(DOTGrantAdmin):
+class GrantAdmin(ExplainedReadOnlyAdmin, DOTGrantAdmin):
+    explanation = (
+        "Authorization codes waiting to be exchanged at the token endpoint. The service issues them "
+        "on the consent page; each lives at most 10 minutes and is deleted when exchanged, so there "
+        "is nothing to add or edit here. Deleting one makes its exchange fail with invalid_grant."
+    )
     list_select_related = ("application", "user")
+
+
+@admin.register(IDToken)
+class IDTokenAdmin(ExplainedReadOnlyAdmin, DOTIDTokenAdmin):
+    explanation = (
+        "OpenID Connect ID tokens. This service does not enable OpenID Connect and never issues "
+        "them; the list stays empty and is shown read-only only because the OAuth library defines it."
+    )
+
+
+class ScopeCeilingFilter(admin.SimpleListFilter):
+    """Clients registered outside the admin (DOT's `createapplication`, the shell) have no profile,
+    so no scope ceiling, and every authorization request of theirs fails with invalid_scope."""
+
+    title = "scope ceiling"
+    parameter_name = "ceiling"
+
+    def lookups(self, request, model_admin):
+        return (("missing", "Missing or empty (cannot authorize)"), ("set", "Set"))
+
+    def queryset(self, request, queryset):
+        missing = models.Q(profile__isnull=True) | models.Q(profile__scope_ceiling=[])
+        if self.value() == "missing":
+            return queryset.filter(missing)
+        if self.value() == "set":
+            return queryset.exclude(missing)
+        return queryset
+
+
+def _lacks_ceiling(application) -> bool:
+    profile = getattr(application, "profile", None)
+    return profile is None or not profile.scope_ceiling
+
+
+CEILING_WARNING = (
+    "This client has no scope ceiling (it was registered outside the admin, or its ceiling is "
+    "empty), so every authorization request it makes fails with invalid_scope. Choose its scopes "
+    "below and save."
+)
 
 
 class SuspendedFilter(admin.SimpleListFilter):
@@ -286,14 +375,14 @@ class SuspendedFilter(admin.SimpleListFilter):
 
 @admin.register(Application)
 class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
-    """Operators register OAuth clients here (contract §3). The secret is shown once, then only its
+    """Operators register OAuth clients here (docs/oauth.md). The secret is shown once, then only its
     hash exists; "Issue a new client secret" replaces it."""
 
     form = OAuthClientForm
     radio_fields = {"client_type": admin.HORIZONTAL}
     change_form_template = "admin/oauth2_provider/application/change_form.html"
-    list_display = ("name", "client_id", "client_type", "scope_ceiling", "suspended", "created")
-    list_filter = ("client_type", SuspendedFilter, "created")
+    list_display = ("name", "client_id", "client_type", "scope_ceiling", "can_authorize", "suspended", "created")
+    list_filter = ("client_type", ScopeCeilingFilter, SuspendedFilter, "created")
     search_fields = ("name", "client_id")
     list_select_related = ("profile",)
     actions = ("suspend_clients", "reactivate_clients")
@@ -320,8 +409,25 @@ class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="scope ceiling")
     def scope_ceiling(self, application):
+        if _lacks_ceiling(application):
+            return format_html('<span class="ceiling-missing">{}</span>', "none: every request fails (invalid_scope)")
+        return ", ".join(application.profile.scope_ceiling)
+
+    @admin.display(description="can authorize", boolean=True)
+    def can_authorize(self, application):
+        return not _lacks_ceiling(application)
+
+    def view_on_site(self, application):
+        """DOT's Application links to a page of DOT's own client-management views, which this
+        service does not mount; the client's "site" is its app link, when it has one."""
         profile = getattr(application, "profile", None)
-        return ", ".join(profile.scope_ceiling) if profile else "—"
+        return (profile.app_link or None) if profile else None
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        application = self.get_object(request, unquote(object_id))
+        if application is not None and request.method == "GET" and _lacks_ceiling(application):
+            self.message_user(request, CEILING_WARNING, messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
 
     @admin.display(description="suspended", boolean=True, ordering="profile__suspended")
     def suspended(self, application):

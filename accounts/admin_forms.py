@@ -1,119 +1,18 @@
-"""Back-office forms and the OAuth client write path the admin and `seed_demo` share.
+"""Back-office forms: the OAuth client registration form and the add-user form.
 
-The OAuth client functions are services in the STYLE.md sense (keyword-only, atomic, validated);
-they live here rather than in `accounts/services.py` only because that module has another owner
-while this is written.
+The OAuth client writes themselves are services in `accounts.oauth.services`, shared with the
+`createoauthclient` command and the demo data.
 """
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
-from django.contrib.auth.hashers import check_password
-from django.db import transaction
-from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import Application
 
-from accounts.models import OAuthClientProfile, User
+from accounts.models import User
+from accounts.oauth.services import oauth_client_profile
 
 # --- OAuth clients ---------------------------------------------------------------------------
-
-
-def _profile_of(application: Application) -> OAuthClientProfile:
-    profile = OAuthClientProfile.objects.filter(application=application).first()
-    return profile or OAuthClientProfile(application=application)
-
-
-@transaction.atomic
-def oauth_client_register(
-    *,
-    name: str,
-    redirect_uris: str,
-    client_type: str = Application.CLIENT_CONFIDENTIAL,
-    logo: str = "",
-    app_link: str = "",
-    scope_ceiling: list[str],
-    suspended: bool = False,
-    client_id: str | None = None,
-    client_secret: str | None = None,
-) -> tuple[Application, str]:
-    """Register a client (authorization code grant) and return it with its clear-text secret.
-
-    DOT hashes `client_secret` when the row is saved, so the clear value is captured here, before
-    the save, and handed back exactly once; nothing else can ever read it again. `client_id` and
-    `client_secret` are only passed by the demo data, which wants stable, documented values.
-    """
-    clear_secret = client_secret or generate_client_secret()
-    application = Application(
-        name=name,
-        redirect_uris=redirect_uris,
-        client_type=client_type,
-        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-        client_secret=clear_secret,
-        hash_client_secret=True,
-        skip_authorization=False,
-        algorithm=Application.NO_ALGORITHM,
-    )
-    if client_id:
-        application.client_id = client_id
-    application.full_clean()
-    application.save()
-    profile = OAuthClientProfile(
-        application=application, logo=logo, app_link=app_link, scope_ceiling=scope_ceiling, suspended=suspended
-    )
-    profile.full_clean()
-    profile.save()
-    return application, clear_secret
-
-
-@transaction.atomic
-def oauth_client_update(
-    *,
-    application: Application,
-    name: str,
-    redirect_uris: str,
-    client_type: str,
-    logo: str,
-    app_link: str,
-    scope_ceiling: list[str],
-    suspended: bool,
-) -> Application:
-    """Change a client's registration. The secret is untouched (see `oauth_client_reset_secret`)."""
-    application.name = name
-    application.redirect_uris = redirect_uris
-    application.client_type = client_type
-    application.full_clean()
-    application.save()
-    profile = _profile_of(application)
-    profile.logo, profile.app_link, profile.scope_ceiling = logo, app_link, scope_ceiling
-    profile.suspended = suspended
-    profile.full_clean()
-    profile.save()
-    return application
-
-
-@transaction.atomic
-def oauth_client_reset_secret(*, application: Application, client_secret: str | None = None) -> str:
-    """Issue a new secret (the old one stops working at once) and return it, the only clear copy."""
-    clear_secret = client_secret or generate_client_secret()
-    application.client_secret = clear_secret
-    application.hash_client_secret = True
-    application.save(update_fields=["client_secret", "hash_client_secret", "updated"])
-    return clear_secret
-
-
-def oauth_client_secret_matches(*, application: Application, client_secret: str) -> bool:
-    return check_password(client_secret, application.client_secret)
-
-
-@transaction.atomic
-def oauth_client_set_suspended(*, application: Application, suspended: bool) -> OAuthClientProfile:
-    """Suspend or reactivate a client. Its tokens stop (or resume) working on the next request,
-    because every token check reads the profile's `suspended` flag."""
-    profile = _profile_of(application)
-    profile.suspended = suspended
-    profile.full_clean()
-    profile.save()
-    return profile
 
 
 def scope_choices() -> list[tuple[str, str]]:
@@ -121,10 +20,22 @@ def scope_choices() -> list[tuple[str, str]]:
 
 
 class OAuthClientForm(forms.ModelForm):
-    """One form over DOT's Application and our profile: what the operator registers (contract §3)."""
+    """One form over DOT's Application and our profile: what the operator registers (docs/oauth.md)."""
 
-    logo = forms.URLField(required=False, assume_scheme="https", help_text="URL of the logo shown on the consent page.")
-    app_link = forms.URLField(required=False, assume_scheme="https", help_text="The application's home page.")
+    logo = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        max_length=2048,
+        widget=forms.URLInput(attrs={"class": "vURLField oauth-url", "size": 80}),
+        help_text="URL of the logo shown on the consent page.",
+    )
+    app_link = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        max_length=2048,
+        widget=forms.URLInput(attrs={"class": "vURLField oauth-url", "size": 80}),
+        help_text="The application's home page, linked from the consent page.",
+    )
     scope_ceiling = forms.MultipleChoiceField(
         choices=scope_choices,
         widget=forms.CheckboxSelectMultiple,
@@ -153,7 +64,7 @@ class OAuthClientForm(forms.ModelForm):
         # Model validation (DOT's Application.clean) needs to know the grant before saving.
         self.instance.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
         if self.instance.pk:
-            profile = _profile_of(self.instance)
+            profile = oauth_client_profile(self.instance)
             self.initial.update(
                 logo=profile.logo,
                 app_link=profile.app_link,

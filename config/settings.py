@@ -212,9 +212,13 @@ SPECTACULAR_SETTINGS = {
     "TITLE": f"{SERVICE_NAME} API",
     "VERSION": SERVICE_VERSION,
     "DESCRIPTION": (
-        "Scheduling service API, compatible with Cal.com's public API v1. See docs/api.md.\n\n"
+        "Scheduling service API, compatible with Cal.com's public API v1. Guides: "
+        "[conventions: envelopes, errors, pagination, scopes, rate limits](/docs/api.md), "
+        "[authentication and OAuth 2.0](/docs/oauth.md), [scheduling](/docs/scheduling.md), "
+        "[webhooks](/docs/webhooks.md), [webhook payloads](/docs/webhook-payloads.md), "
+        "[moving from Cal.com API v1](/docs/migrating-from-cal-v1.md); all of them: [/docs/](/docs/).\n\n"
         "`/v1/hooks` (and `/hooks`) is an alias of `/v1/webhooks`: every method and sub-path below answers "
-        "there too, as in Cal.com's API v1. See docs/migrating-from-cal-v1.md."
+        "there too, as in Cal.com's API v1."
     ),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
@@ -225,7 +229,11 @@ SPECTACULAR_SETTINGS = {
         "UserRoleEnum": "accounts.models.UserRole",
     },
     "PREPROCESSING_HOOKS": ["core.openapi.only_canonical_paths"],
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.openapi.strict_request_bodies"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.openapi.strict_request_bodies",
+        "core.openapi.oauth_reference",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -1,8 +1,9 @@
 """Resource endpoints answer at /v1/<resource> (canonical) and at /<resource> (contract §1.1)."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
+from core import demo as core_demo
 from core import views as core_views
 
 resource_urls = [
@@ -22,6 +23,10 @@ urlpatterns = [
     path("", include("accounts.oauth_urls")),
     path("", include("core.urls")),
     path("", include(resource_urls)),
+    # The demo OAuth client's redirect URI (seed_demo registers it; 404 when it does not exist).
+    path("demo/callback", core_demo.demo_callback, name="demo-callback"),
+    # Last: anything else under /v1/ is the API's JSON 404, even where DEBUG would show an HTML page.
+    re_path(r"^v1/", core_views.api_not_found),
 ]
 
 handler400 = "core.views.bad_request"

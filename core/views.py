@@ -66,7 +66,7 @@ def readyz(request):
 
 def not_found(request, exception=None):
     """A path that matches nothing. A call that carries a valid credential still spends its
-    rate-limit budget and gets the `RateLimit-*` headers (contract §1.5: every response), and is
+    rate-limit budget and gets the `RateLimit-*` headers (docs/api.md: every response), and is
     refused with a 429 once the budget is gone, as on the resource endpoints; a missing or bad
     credential changes nothing here, the answer is the 404."""
     allowed, state = _spend_rate_limit(request)
@@ -77,6 +77,13 @@ def not_found(request, exception=None):
         response["Retry-After"] = str(state.reset)
         return response
     return json_problem_response(request, 404, "not_found", "There is nothing at this path.")
+
+
+@csrf_exempt
+def api_not_found(request):
+    """A path under /v1/ that matches no endpoint, routed here explicitly so that the answer is the
+    JSON 404 whatever DEBUG is (with DEBUG on, Django would otherwise render its HTML debug page)."""
+    return not_found(request)
 
 
 def _spend_rate_limit(request):

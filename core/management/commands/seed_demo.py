@@ -16,13 +16,13 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import Application
 
-from accounts.admin_forms import (
+from accounts.models import ApiKey, Membership, MembershipRole, Team, User, UserRole
+from accounts.oauth.services import (
     oauth_client_register,
     oauth_client_reset_secret,
     oauth_client_secret_matches,
     oauth_client_update,
 )
-from accounts.models import ApiKey, Membership, MembershipRole, Team, User, UserRole
 from core.authentication import hash_api_key
 from core.models import App
 from payments.models import Payment, PaymentOption
@@ -239,7 +239,7 @@ class Command(BaseCommand):
             f"  OAuth client_id:  {DEMO_CLIENT_ID}",
             f"  client_secret:    {DEMO_CLIENT_SECRET}",
             f"  redirect_uri:     {redirect_uri}",
-            "  Authorize (sign in as the demo user, allow, then copy `code` from the address bar):",
+            "  Authorize (sign in as the demo user and allow; the redirect page shows the code and this command):",
             f"    {base_url}/auth/oauth2/authorize?{authorize_query}",
             "  Exchange the code:",
             f"    curl -u {DEMO_CLIENT_ID}:{DEMO_CLIENT_SECRET} -d grant_type=authorization_code"
