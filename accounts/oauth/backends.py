@@ -1,6 +1,6 @@
 """How Django requests reach oauthlib for the token, refresh, revoke and introspect endpoints.
 
-Form bodies are the RFC's; JSON bodies are accepted too (CONTRACT.md §3), and scope strings may
+Form bodies are the RFC's; JSON bodies are accepted too (docs/oauth.md), and scope strings may
 be comma-separated (Cal.com clients) — both are normalised here so oauthlib sees one shape.
 """
 
@@ -15,13 +15,29 @@ class MalformedBody(ValueError):
     pass
 
 
+def _storable(text: str) -> bool:
+    """Text PostgreSQL can compare and store: no NUL, and valid UTF-8 (JSON's `\\ud800` escapes
+    decode to unpaired surrogates, which cannot be encoded)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    return text.encode("unicode_escape").decode("ascii")[:60]
+
+
 def request_parameters(request) -> dict[str, str]:
     """The body parameters of a token-endpoint request, from a form or a JSON object."""
     content_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
     if content_type == "application/json":
         try:
             data = json.loads(request.body or b"{}")
-        except (ValueError, UnicodeDecodeError) as error:
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
             raise MalformedBody("The request body is not valid JSON.") from error
         if not isinstance(data, dict):
             raise MalformedBody("The JSON body must be an object.")
@@ -29,7 +45,9 @@ def request_parameters(request) -> dict[str, str]:
         for key, value in data.items():
             if isinstance(value, bool) or not isinstance(value, str | int):
                 raise MalformedBody(f"The parameter '{key}' must be a string.")
-            parameters[str(key)] = str(value)
+            if not _storable(key) or not _storable(str(value)):
+                raise MalformedBody(f"The parameter '{_printable(key)}' has a NUL or an unpaired surrogate character.")
+            parameters[key] = str(value)
     else:
         parameters = {}
         for key, values in request.POST.lists():

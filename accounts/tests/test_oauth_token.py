@@ -132,6 +132,27 @@ def test_malformed_json_body_is_invalid_request(api, body):
     assert_oauth_error(response, 400, "invalid_request")
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"grant_type": "authorization_code", "code": "a\\u0000b", "client_id": "x"}',
+        '{"grant_type": "authorization_code", "code": "\\ud800", "client_id": "x"}',
+        '{"grant_type": "authorization_code", "client_id": "x\\u0000"}',
+        '{"code\\u0000": "a"}',
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["nul-in-code", "lone-surrogate", "nul-in-client-id", "nul-in-name", "deeply-nested"],
+)
+@pytest.mark.parametrize("url", [TOKEN_URL, "/api/auth/oauth/refreshToken", "/api/auth/oauth/revoke"])
+def test_json_text_the_database_cannot_hold_is_invalid_request_and_issues_nothing(api, url, body):
+    from oauth2_provider.models import AccessToken
+
+    response = api.post(url, body, content_type="application/json")
+
+    assert_oauth_error(response, 400, "invalid_request")
+    assert not AccessToken.objects.exists()
+
+
 def test_confidential_client_with_pkce_must_send_the_verifier(api, browser, application):
     verifier, challenge = pkce_pair()
     code = obtain_code(browser, application, code_challenge=challenge, code_challenge_method="S256")
