@@ -47,6 +47,7 @@ ERROR_DESCRIPTIONS = {
     413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
+    503: "service_unavailable: the database cannot be reached; retry after the Retry-After seconds",
 }
 
 RATE_LIMIT_HEADERS = {
@@ -225,6 +226,7 @@ class ResourceAutoSchema(AutoSchema):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
+        statuses.append(503)  # any operation, while PostgreSQL is unreachable (docs/operations.md)
         return sorted(statuses)
 
     def _is_delete_action_with_body(self) -> bool:
@@ -276,6 +278,8 @@ class ResourceAutoSchema(AutoSchema):
             }
             if status_code == 429:
                 response["headers"] = {"Retry-After": {"schema": {"type": "integer"}}, **RATE_LIMIT_HEADERS}
+            if status_code == 503:
+                response["headers"] = {"Retry-After": {"schema": {"type": "integer"}}}
             if status_code in (401, 403):
                 response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
             responses.setdefault(str(status_code), response)

@@ -63,6 +63,21 @@ def test_document_describes_scopes_security_and_problem_errors(client):
     assert set(request_body["required"]) == {"name", "timeZone"}
 
 
+def test_every_resource_operation_documents_the_outage_answer(client):
+    document = client.get("/v1/openapi.json").json()
+    operations = [
+        (path, method, operation)
+        for path, item in document["paths"].items()
+        if path.startswith("/v1/") and path not in ("/v1/openapi.json", "/v1/openapi.yaml", "/v1/docs")
+        for method, operation in item.items()
+    ]
+    assert operations
+    for path, method, operation in operations:
+        unavailable = operation["responses"].get("503")
+        assert unavailable, f"{method.upper()} {path} does not document 503"
+        assert "Retry-After" in unavailable["headers"]
+
+
 # --- real responses against the document -------------------------------------------------------------
 
 
