@@ -1,6 +1,6 @@
 """How Django requests reach oauthlib for the token, refresh, revoke and introspect endpoints.
 
-Form bodies are the RFC's; JSON bodies are accepted too (CONTRACT.md §3), and scope strings may
+Form bodies are the RFC's; JSON bodies are accepted too (docs/oauth.md), and scope strings may
 be comma-separated (Cal.com clients) — both are normalised here so oauthlib sees one shape.
 """
 
