@@ -33,7 +33,7 @@ class TimeFormat(models.IntegerChoices):
 
 
 class User(AbstractUser):
-    """A person who uses the service. `date_joined` is the contract's `createdDate`."""
+    """A person who uses the service. `date_joined` is the API's `createdDate` (docs/api.md, Me)."""
 
     name = models.CharField(max_length=200, blank=True)
     email = models.EmailField(max_length=254)

@@ -1,4 +1,4 @@
-"""OAuth provider, sign-in and connected-apps pages, at the exact paths of CONTRACT.md §3.
+"""OAuth provider, sign-in and connected-apps pages, at Cal.com's exact paths (docs/oauth.md).
 
 Mounted at the site root. DOT's own `oauth2_provider.urls` is deliberately not included: it
 would let any signed-in user register OAuth clients, and here only the operator does that.

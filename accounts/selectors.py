@@ -1,4 +1,4 @@
-"""Reads of teams and memberships: who may see which (contract §4.2)."""
+"""Reads of teams and memberships: who may see which (docs/api.md, "Teams and memberships")."""
 
 from django.db.models import Q, QuerySet
 

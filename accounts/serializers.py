@@ -1,4 +1,4 @@
-"""Teams, memberships and /me on the wire (contract §4.2, §4.4)."""
+"""Teams, memberships and /me on the wire (docs/api.md, "Teams and memberships" and "Me")."""
 
 from rest_framework import serializers
 
@@ -51,7 +51,8 @@ class MembershipCreateSerializer(ApiSerializer):
 
 
 class MembershipUpdateSerializer(ApiSerializer):
-    # Declared read-only so that sending them is a 400 "read-only", as the contract asks.
+    # Declared read-only so that sending them is a 400 saying "read-only", not "unknown field": a
+    # membership's user and team never change (docs/api.md, "Teams and memberships").
     user_id = serializers.IntegerField(read_only=True)
     team_id = serializers.IntegerField(read_only=True)
     accepted = serializers.BooleanField(required=False, help_text="Only the invited user, only to true.")
@@ -60,7 +61,7 @@ class MembershipUpdateSerializer(ApiSerializer):
 
 
 class MeSerializer(ApiModelSerializer):
-    """Exactly the fields of contract §4.4: no password hash, no staff or superuser flags."""
+    """Exactly the fields of docs/api.md, "Me": no password hash, no staff or superuser flags."""
 
     created_date = serializers.DateTimeField(source="date_joined", read_only=True)
     default_schedule_id = serializers.IntegerField(read_only=True, allow_null=True)

@@ -37,7 +37,7 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
-# --- Teams and memberships (contract §4.2) ---------------------------------------------------------
+# --- Teams and memberships (docs/api.md, "Teams and memberships") ---------------------------------
 #
 # Every role rule lives here, not in the views. A team's rows are changed under a lock on the
 # team, so that two concurrent requests cannot both remove "one of two" owners and leave none.

@@ -1,4 +1,4 @@
-"""Framework floors (issue 7): the fastest this Django, on this machine, answers each request.
+"""Framework floors (docs/benchmarks.md): the fastest this Django, on this machine, answers each request.
 
 - `static`: a bare view returning a small constant JSON (`F_static`): routing, middleware and
   the WSGI server, nothing else.

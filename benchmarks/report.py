@@ -82,7 +82,7 @@ def table(results: dict, meta: dict) -> str:
     if "slots_busy" in results or "schedule_noauth" in results:
         lines += [
             "",
-            "The issue-6 line, next to `GET /v1/schedules/{id}`:",
+            "The busy-slots line, next to `GET /v1/schedules/{id}`:",
             "",
             "| line | SQL | max req/s | p50 ms @80 % | p99 ms @80 % | p99/p50 | in a worker p50 / p99 ms"
             " | p99/p50 | non-2xx |",

@@ -312,7 +312,7 @@ def count_queries(target: Target, api_key: str) -> int:
 
 
 def targets(seeded: dict) -> tuple[Target, list[Target], list[Target]]:
-    """F_static, the endpoints (each with its F_db), and the extra lines (issue 6, auth cost)."""
+    """F_static, the endpoints (each with its F_db), and the extra lines (busy slots, auth cost)."""
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     schedule_bodies = WORK_DIR / "schedule_bodies.jsonl"
     schedule_bodies.write_text(json.dumps({"name": "Bench schedule", "timeZone": "Europe/Berlin"}) + "\n")

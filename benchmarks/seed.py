@@ -1,4 +1,4 @@
-"""The fixed benchmark data set (issue 7), written with bulk inserts and a progress bar.
+"""The fixed benchmark data set (docs/benchmarks.md, What runs), written with bulk inserts and a progress bar.
 
 One user (the caller, with an API key) owns 50 schedules × 3 availability rows, 20 event types,
 2,000 bookings (one attendee each), 500 payments and 20 webhooks; a team has 50 accepted members.
@@ -6,7 +6,7 @@ Dates are fixed relative to the day of the run (T0 = a week from today, 00:00 UT
 slot windows are always in the future:
 
 - 1,500 bookings in the past, spread 8 h apart;
-- 500 bookings inside the 31 days from T0 (`busy_window`, the issue-6 slots line);
+- 500 bookings inside the 31 days from T0 (`busy_window`, the busy `GET /v1/slots` line);
 - no bookings in the 31-day window of the plain `GET /v1/slots` line (`free_window`);
 - `post_slots`: distinct free 15-minute slots, far ahead, one per `POST /v1/bookings` request.
 

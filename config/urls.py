@@ -1,4 +1,4 @@
-"""Resource endpoints answer at /v1/<resource> (canonical) and at /<resource> (contract §1.1)."""
+"""Resource endpoints answer at /v1/<resource> (canonical) and at /<resource> (Cal.com v1 paths; docs/api.md)."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path

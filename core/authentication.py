@@ -1,4 +1,4 @@
-"""One authentication class for the whole resource API (contract §2).
+"""One authentication class for the whole resource API (docs/api.md, Conventions and Scopes).
 
 `Authorization: Bearer <credential>` carries either an OAuth access token or an API key (told
 apart by the API key prefix); `?apiKey=` carries API keys only. Either way the credential and its
@@ -52,7 +52,7 @@ def bearer_token(request) -> str | None:
 def _api_key_lookup() -> tuple[str, RowLayout, RowLayout]:
     """The SQL of `ApiKey.objects.select_related("user").filter(hashed_key=…)` and the row layouts,
     worked out once per process. Building that query with the ORM on every request cost more CPU
-    (~0.5 ms) than the database took to answer it; the statement and the row layout never change."""
+    than the database took to answer it; the statement and the row layout never change."""
     key_layout, user_layout = row_layout(ApiKey), row_layout(User)
     quote = connection.ops.quote_name
     key_table, user_table = quote(ApiKey._meta.db_table), quote(User._meta.db_table)

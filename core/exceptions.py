@@ -22,7 +22,7 @@ REALM = 'Bearer realm="api"'
 
 
 class ApplicationError(exceptions.APIException):
-    """A domain rule was broken; `status_code` and `default_code` say which contract code applies."""
+    """A domain rule was broken; `status_code` and `default_code` say which code of docs/api.md applies."""
 
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "validation_error"

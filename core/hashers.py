@@ -9,7 +9,7 @@ class SecretSHA256Hasher(BasePasswordHasher):
     """Salted HMAC-SHA256 for long random machine secrets (OAuth client secrets).
 
     A slow hasher (PBKDF2) exists to slow down guessing of human passwords; a 256-bit random secret
-    cannot be guessed, and a slow hash would add ~100 ms to every token request.
+    cannot be guessed, and a slow hash would add its whole cost to every token request.
     Never used for user passwords: it is last in PASSWORD_HASHERS, so only chosen by name.
     """
 

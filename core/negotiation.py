@@ -6,8 +6,8 @@ class JSONFallbackNegotiation(DefaultContentNegotiation):
     """Answer JSON whatever the client's Accept header says.
 
     The API has one representation. A client that asks for `application/problem+json`, `text/html`
-    or anything else still gets the JSON (or problem+json) answer the contract describes, rather
-    than a 406 the contract has no code for. Endpoints with several renderers (the OpenAPI
+    or anything else still gets the JSON (or problem+json) answer docs/api.md describes, rather
+    than a 406, which is not one of the API's error codes. Endpoints with several renderers (the OpenAPI
     document's JSON and YAML) still negotiate normally.
     """
 

@@ -1,4 +1,4 @@
-"""Page-number pagination with the contract's envelope (§1.3).
+"""Page-number pagination with the list envelope of docs/api.md, Conventions.
 
 `?take=` (page size, default 100, max 500) and `?page=` (1-based, max 10000), as API_LIMITS sets
 them. A bad value (core.query: ASCII digits, given once, in range) is a 400 `validation_error`

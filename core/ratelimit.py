@@ -10,7 +10,7 @@ the script once per connection pool, on its first `NOSCRIPT`). Refused requests 
 so a client that keeps retrying while refused does not push its own budget further away. Memory
 follows traffic, not the number of credentials: one member (about 100 bytes) per request served in
 the last minute, at most the budget per credential. `python -m benchmarks.rate_limit` compares the
-script with the fixed window's pipeline (about 20 µs more per request at the median here).
+script with the fixed window's pipeline (figures in docs/benchmarks.md).
 
 The numbers are kept on the request and written as `RateLimit-Limit/Remaining/Reset` on the
 response by `core.middleware.RequestIdMiddleware`, so every response of an authenticated call has

@@ -1,4 +1,4 @@
-"""The contract's scopes (§2). `WRITE_X` implies `READ_X`; scope strings may use spaces or commas."""
+"""The API's scopes (docs/api.md, Scopes). `WRITE_X` implies `READ_X`; scope strings may use spaces or commas."""
 
 import re
 

@@ -2,9 +2,9 @@
 
 - `ApiSerializer` / `ApiModelSerializer`: fields are declared in snake_case (as in Python) and go
   over the wire in camelCase (`time_zone` → `timeZone`), so the OpenAPI document, the error keys
-  and the bodies all agree. Request bodies are strict (contract §1): an unknown field, or a
+  and the bodies all agree. Request bodies are strict (docs/api.md, Conventions): an unknown field, or a
   read-only one such as `id`, is a 400 naming it.
-- Compact embedded objects of contract §4 (`CompactUserSerializer`, …), used inside resources.
+- Compact embedded objects (`CompactUserSerializer`, …), used inside resources.
 - Strict input (docs/api.md, "Input rules"): their boolean and integer fields take JSON booleans
   and integers as sent (no `"true"`, no `"٥"`); items of a nested list are whole objects even in a
   PATCH; `BoundedJSONField` for free-form JSON.
@@ -69,7 +69,7 @@ class StrictFieldsMixin:
         return super().to_internal_value(data)
 
 
-# --- Fast output (issue 7) ------------------------------------------------------------------------
+# --- Fast output (docs/benchmarks.md, "Profiling and what changed") ------------------------------
 
 _SIMPLE_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
 _CONTEXT_FREE_FIELDS = (
@@ -271,7 +271,7 @@ _NUMERIC_DIRECTIVES = {
 
 @functools.cache
 def _numeric_format(output_format: str) -> tuple[str, operator.attrgetter] | None:
-    """A `strftime` format made only of %Y %m %d %H %M %S and plain text (as the contract's
+    """A `strftime` format made only of %Y %m %d %H %M %S and plain text (as the API's
     "%Y-%m-%dT%H:%M:%SZ") as a %-template and the attributes it reads; None for any other.
     `strftime` goes through the C library with a time tuple: twice the cost of the template."""
     template, attributes = [], []
@@ -424,7 +424,7 @@ class OptionalURLField(serializers.URLField):
         super().__init__(**kwargs)
 
 
-# --- Compact embedded objects (contract §4) ------------------------------------------------------
+# --- Compact embedded objects ---------------------------------------------------------------------
 
 
 class CompactUserSerializer(ApiSerializer):

@@ -1,4 +1,4 @@
-"""The OpenAPI document and its docs page (contract §1.1); the page's assets come from
+"""The OpenAPI document and its docs page (docs/api.md); the page's assets come from
 drf-spectacular-sidecar, so it works offline."""
 
 from django.urls import path

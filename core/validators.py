@@ -19,7 +19,8 @@ HOST_DEPENDENT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
 
 @functools.cache
 def iana_time_zones() -> frozenset[str]:
-    """Walking the tz database on disk takes ~10 ms; the set does not change while the process runs."""
+    """Walking the tz database on disk is slow (docs/benchmarks.md); the set does not change while the
+    process runs."""
     return frozenset(
         name
         for name in zoneinfo.available_timezones()

@@ -1,4 +1,4 @@
-"""The one base for every resource endpoint (contract §1).
+"""The one base for every resource endpoint (docs/api.md, Conventions; "For developers").
 
 How to build a resource on it::
 
@@ -33,12 +33,12 @@ What the base gives you:
 - authentication (`CredentialAuthentication`) and `HasScope` with the view's `scopes` per method;
   the rate limit is counted before the scope check, so every authenticated response has the
   `RateLimit-*` headers;
-- the envelopes of §1.2: list with `pagination` + `Link`, get, create (200 + `Location` +
-  `message`), PATCH (PUT is a 405), delete with its `message`;
+- the envelopes of docs/api.md, Conventions: list with `pagination` + `Link`, get, create
+  (200 + `Location` + `message`), PATCH (PUT is a 405), delete with its `message`;
 - `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
   already ordered);
-- `requested_user_ids()`: the `?userId=` rule of §1.3 (system admins filter, others → 403 for
-  another user's id, 400 for a non-integer);
+- `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
+  others → 403 for another user's id, 400 for a non-integer);
 - a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it).
 
 Serializers should derive from `core.serializers.ApiModelSerializer` / `ApiSerializer` for

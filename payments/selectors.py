@@ -1,4 +1,4 @@
-"""Reads of payments: only those of bookings the caller organises (contract §4.3)."""
+"""Reads of payments: only those of bookings the caller organises (docs/api.md, Payments)."""
 
 from types import SimpleNamespace
 

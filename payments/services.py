@@ -1,6 +1,6 @@
 """Writes on payments. Payments arrive from payment apps; staff may only settle or refund them.
 
-The API has no write endpoints for payments (contract §4.3); the admin's "mark paid" and "mark
+The API has no write endpoints for payments (docs/api.md, Payments); the admin's "mark paid" and "mark
 refunded" actions call these, and so will any payment-app integration, so that the webhook events
 (BOOKING_PAID, …) are emitted from one place.
 """

@@ -182,7 +182,7 @@ def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, da
 
 
 # Zones that are UTC itself: their times are spelled with `Z` like every other UTC date-time of the
-# API (CONTRACT.md §1), so a slot can be compared with a booking's `startTime` as a string.
+# API (docs/api.md, Conventions), so a slot can be compared with a booking's `startTime` as a string.
 UTC_ZONE_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal", "Etc/Zulu", "Zulu"})
 
 

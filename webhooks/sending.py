@@ -1,4 +1,6 @@
-"""One HTTP request to a subscriber, on the address that passed the SSRF check (contract §5.2).
+"""One HTTP request to a subscriber, on the address that passed the SSRF check.
+
+The rule is in docs/webhooks.md, "Which URLs are accepted".
 
 The host is resolved and checked once (`ssrf.resolve_target`); the request then goes to that IP
 while the Host header and, for https, the TLS server name and certificate check keep the original

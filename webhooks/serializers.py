@@ -1,4 +1,4 @@
-"""Wire shapes of webhooks (contract §4.5), deliveries and attempts."""
+"""Wire shapes of webhooks, deliveries and attempts (docs/webhooks.md)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
@@ -40,7 +40,7 @@ class WebhookSerializer(ApiSerializer):
     user_id = serializers.IntegerField(read_only=True, allow_null=True)
     team_id = serializers.IntegerField(read_only=True, allow_null=True)
     event_type_id = serializers.IntegerField(read_only=True, allow_null=True)
-    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - the contract's spelling
+    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - Cal.com's spelling on the wire
         source="platform_oauth_client_id", read_only=True, allow_null=True
     )
     subscriber_url = serializers.CharField(read_only=True)
@@ -57,7 +57,7 @@ class WebhookSerializer(ApiSerializer):
     user = CompactUserSerializer(read_only=True, allow_null=True)
     team = CompactTeamSerializer(read_only=True, allow_null=True)
     event_type = CompactEventTypeSerializer(read_only=True, allow_null=True)
-    platformOAuthClient = CompactOAuthClientSerializer(  # noqa: N815 - the contract's spelling
+    platformOAuthClient = CompactOAuthClientSerializer(  # noqa: N815 - Cal.com's spelling on the wire
         source="platform_oauth_client", read_only=True, allow_null=True
     )
     app = CompactAppSerializer(read_only=True, allow_null=True)
@@ -131,7 +131,7 @@ class WebhookCreateSerializer(ApiSerializer):
     user_id = serializers.IntegerField(required=False, allow_null=True)
     team_id = serializers.IntegerField(required=False, allow_null=True)
     event_type_id = serializers.IntegerField(required=False, allow_null=True)
-    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - the contract's spelling
+    platformOAuthClientId = serializers.IntegerField(  # noqa: N815 - Cal.com's spelling on the wire
         source="platform_oauth_client_id", required=False, allow_null=True
     )
     app_id = serializers.CharField(required=False, allow_null=True, max_length=100)

@@ -33,7 +33,7 @@ ADMIN_ROLES = (MembershipRole.ADMIN, MembershipRole.OWNER)
 
 
 def validate_subscriber_url(url: str) -> None:
-    """The SSRF rule of §4.5: a 400 on `subscriberUrl` naming the reason."""
+    """The SSRF rule (docs/webhooks.md, "Which URLs are accepted"): a 400 on `subscriberUrl` naming the reason."""
     try:
         resolve_target(url)
     except TargetRefused as error:
@@ -66,8 +66,9 @@ def _is_team_admin(user, team_id: int) -> bool:
 
 
 def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_client_id) -> dict:
-    """Who owns a new webhook (§4.5): the caller by default; an event type the caller owns or
-    administers; a team the caller administers; another user or an OAuth client (admins only)."""
+    """Who owns a new webhook (docs/webhooks.md, Creating): the caller by default; an event type
+    the caller owns or administers; a team the caller administers; another user or an OAuth client
+    (admins only)."""
     from oauth2_provider.models import Application
 
     from scheduling.models import EventType

@@ -1,4 +1,4 @@
-"""Signatures of a webhook request (contract §5.1).
+"""Signatures of a webhook request (docs/webhooks.md, "The request" and "Verifying").
 
 - `X-Cal-Signature-256`: lowercase hex HMAC-SHA256 of the body bytes, keyed with the secret's UTF-8
   bytes (what Cal.com's receivers check).

@@ -1,4 +1,4 @@
-"""Which subscriber URLs may be called (contract §4.5, §5.2).
+"""Which subscriber URLs may be called (docs/webhooks.md, "Which URLs are accepted").
 
 A URL is refused unless it is http(s), carries no credentials, and every address its host
 resolves to is public, or inside an operator allow-listed range (`WEBHOOKS["ALLOWED_CIDRS"]`).

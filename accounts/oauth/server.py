@@ -1,7 +1,7 @@
-"""The oauthlib server behind the contract's OAuth endpoints (CONTRACT.md §3).
+"""The oauthlib server behind the OAuth endpoints (docs/oauth.md).
 
 oauthlib's stock `Server` also speaks the implicit, password and client-credentials grants and
-PKCE `plain`; this one offers only what the contract promises, so everything else is refused by
+PKCE `plain`; this one offers only what docs/oauth.md documents, so everything else is refused by
 oauthlib itself (`unsupported_response_type`, `unsupported_grant_type`, `invalid_request`).
 """
 

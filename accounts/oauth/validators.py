@@ -1,6 +1,6 @@
-"""DOT's request validator with this service's rules on top (CONTRACT.md §3, issue #3).
+"""DOT's request validator with this service's rules on top (docs/oauth.md).
 
-What is added to DOT's defaults, each one a security rule of the contract:
+What is added to DOT's defaults, each one a security rule of the provider:
 - a suspended client is treated as unknown: no authorization, no token, no refresh;
 - redirect URIs match a registered one exactly, character for character;
 - PKCE is required for public clients (S256 only, see `server.py`), and a `code_verifier` sent
@@ -57,7 +57,8 @@ class ServiceOAuth2Validator(OAuth2Validator):
         return grant
 
     def validate_redirect_uri(self, client_id, redirect_uri, request, *args, **kwargs):
-        # DOT tolerates some variation (loopback ports, normalisation); the contract does not.
+        # DOT tolerates some variation (loopback ports, normalisation); we match exactly, so that a
+        # look-alike URI can never receive a code (docs/oauth.md).
         return redirect_uri in request.client.redirect_uris.split()
 
     def validate_response_type(self, client_id, response_type, client, request, *args, **kwargs):

@@ -1,4 +1,4 @@
-"""The OAuth 2.0 provider's HTTP endpoints at the contract's paths (CONTRACT.md §3).
+"""The OAuth 2.0 provider's HTTP endpoints, at Cal.com's paths (docs/oauth.md).
 
 The browser-facing pages (sign-in, consent, connected apps) are Django views with templates;
 the machine endpoints answer RFC 6749 §5.2 error bodies, not problem+json, because OAuth client

@@ -1,4 +1,4 @@
-"""API keys (CONTRACT.md §2): created by `createapikey`, accepted in the header and `?apiKey=`."""
+"""API keys (docs/oauth.md, API keys): created by `createapikey`, accepted in the header and `?apiKey=`."""
 
 from datetime import timedelta
 from io import StringIO

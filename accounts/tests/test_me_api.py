@@ -1,4 +1,4 @@
-"""GET /me (contract §4.4)."""
+"""GET /me (docs/api.md, Me)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Memberships over HTTP, and every role rule of contract §4.2."""
+"""Memberships over HTTP, and every role rule of docs/api.md, "Teams and memberships"."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,4 @@
-"""`GET/POST /auth/oauth2/authorize` (CONTRACT.md §3 step 1), through Django's test client."""
+"""`GET/POST /auth/oauth2/authorize` (docs/oauth.md, step 1), through Django's test client."""
 
 from urllib.parse import urlsplit
 

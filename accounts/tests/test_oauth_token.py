@@ -1,4 +1,4 @@
-"""`POST /api/auth/oauth/token` and `/refreshToken` (CONTRACT.md §3 steps 2 and 3): every error case."""
+"""`POST /api/auth/oauth/token` and `/refreshToken` (docs/oauth.md, steps 2 and 3): every error case."""
 
 import json
 from datetime import timedelta

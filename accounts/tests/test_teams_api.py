@@ -1,4 +1,4 @@
-"""Teams over HTTP (contract §4.2)."""
+"""Teams over HTTP (docs/api.md, "Teams and memberships")."""
 
 import pytest
 from django.db import connection

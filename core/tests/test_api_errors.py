@@ -1,4 +1,4 @@
-"""Errors and headers that every resource endpoint shares (contract §1.4, §1.5), on the real URLs."""
+"""Errors and headers that every resource endpoint shares (docs/api.md, Error codes), on the real URLs."""
 
 import pytest
 from django.core.cache import cache

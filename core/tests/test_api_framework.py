@@ -1,4 +1,5 @@
-"""The base viewset's contract (§1): envelopes, pagination, userId rule, strict bodies, errors.
+"""The base viewset's rules (docs/api.md, Conventions): envelopes, pagination, userId rule,
+strict bodies, errors.
 
 A tiny team resource is mounted just for these tests (`urls` marker), so the framework is tested
 on its own, apart from any real resource's rules.

@@ -1,4 +1,4 @@
-"""The resource API's one authentication + scope stack (CONTRACT.md §2), with real credentials."""
+"""The resource API's one authentication + scope stack (docs/api.md, Scopes), with real credentials."""
 
 from datetime import timedelta
 

@@ -1,5 +1,5 @@
-"""Isolation (issue 4): user B tries every endpoint on user A's objects and always gets a 404 (or
-the 403/405 the contract names), never A's data, and nothing changes."""
+"""Isolation: user B tries every endpoint on user A's objects and always gets a 404 (or the
+403/405 docs/api.md names), never A's data, and nothing changes."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,4 @@
-"""The OpenAPI document (contract §1.1): served, valid, truthful about real responses, and its
+"""The OpenAPI document (docs/api.md): served, valid, truthful about real responses, and its
 docs page works offline."""
 
 import json

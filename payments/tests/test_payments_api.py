@@ -1,4 +1,4 @@
-"""Payments over HTTP (contract §4.3): read-only, the organizer's only."""
+"""Payments over HTTP (docs/api.md, Payments): read-only, the organizer's only."""
 
 import pytest
 from django.db import connection

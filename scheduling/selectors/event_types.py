@@ -36,11 +36,12 @@ def _bookable_lookup(*, system_admin: bool) -> tuple[str, tuple[RowLayout, ...]]
     """The statement of `event_type_bookable` and its row layouts, written once per process.
 
     Built with the ORM (`select_related` of the owner, the schedule and its user, `_visible_filter`
-    in a subquery) the query cost ~5 ms of CPU per call, for SQL that PostgreSQL answers in 0.3 ms;
-    the statement never changes. Its row: the event type; its owner; the schedule its slots come
-    from (its own, else the owner's default, which would otherwise cost a query of its own); that
-    schedule's user, only when it is not the owner (a team event type's host), so that the owner's
-    columns are not read and built twice. The team is not read: bookings and slots need its id only.
+    in a subquery) the query cost many times more CPU per call than PostgreSQL takes to answer it
+    (docs/benchmarks.md); the statement never changes. Its row: the event type; its owner; the
+    schedule its slots come from (its own, else the owner's default, which would otherwise cost a
+    query of its own); that schedule's user, only when it is not the owner (a team event type's
+    host), so that the owner's columns are not read and built twice. The team is not read: bookings
+    and slots need its id only.
     """
     layouts = (row_layout(EventType), row_layout(User), row_layout(Schedule), row_layout(User))
     columns = ", ".join(

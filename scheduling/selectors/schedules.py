@@ -15,7 +15,7 @@ def schedule_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[
     One query for the schedules with their users, one for all their availability rows, one for
     their event types, whatever the page size. The rows land in plain lists (`availability_rows`,
     `event_type_rows`): a prefetch into the related managers builds a QuerySet per schedule, which
-    cost more than the three queries together (GET /v1/schedules?take=50: 7.0 -> 3.9 ms).
+    cost more than the three queries together (docs/benchmarks.md, "Profiling and what changed").
     """
     queryset = Schedule.objects.select_related("user").prefetch_related(
         Prefetch("availability", queryset=Availability.objects.order_by("id"), to_attr="availability_rows"),

@@ -1,4 +1,4 @@
-"""Schedules on the wire (contract §4.1): inline availability rows and date overrides."""
+"""Schedules on the wire (docs/api.md, Schedules): inline availability rows and date overrides."""
 
 from collections.abc import Mapping
 from datetime import time

@@ -1,4 +1,4 @@
-"""Writes of schedules and their availability (contract §4.1).
+"""Writes of schedules and their availability (docs/api.md, Schedules).
 
 The owner's `default_schedule` is kept consistent here, under a lock on the owner's row, so that
 two concurrent creates or deletes cannot leave a user with a default that is not theirs or none

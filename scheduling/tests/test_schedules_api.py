@@ -1,4 +1,4 @@
-"""Schedules over HTTP (contract §4.1)."""
+"""Schedules over HTTP (docs/api.md, Schedules)."""
 
 import pytest
 from django.db import connection

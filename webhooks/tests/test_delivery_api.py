@@ -1,4 +1,4 @@
-"""Delivery endpoints (contract §4.5, beyond the seed): test, deliveries, redeliver, rotate-secret."""
+"""Delivery endpoints (docs/webhooks.md, Managing webhooks): test, deliveries, redeliver, rotate-secret."""
 
 import pytest
 from django.db import connection

@@ -1,4 +1,5 @@
-"""The retry schedule (contract §5.2): jitter, Retry-After bounds, exhaustion; and signing vectors."""
+"""The retry schedule (docs/webhooks.md, "Retries, failures and the delivery log"): jitter,
+Retry-After bounds, exhaustion; and signing vectors."""
 
 import base64
 import hashlib

@@ -1,4 +1,4 @@
-"""The SSRF rule (contract §4.5, §5.2): at create/update time and again at send time."""
+"""The SSRF rule (docs/webhooks.md, "Which URLs are accepted"): at create/update time and again at send time."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Webhooks CRUD (contract §4.5): ownership, secrets, triggers, duplicates, scopes, visibility."""
+"""Webhooks CRUD (docs/webhooks.md, Managing webhooks): ownership, secrets, triggers, duplicates, scopes, visibility."""
 
 import pytest
 
