@@ -4,6 +4,7 @@ from http import HTTPStatus
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.http import JsonResponse
 
 from core.exceptions import PROBLEM_CONTENT_TYPE, json_problem_response
 
@@ -46,6 +47,12 @@ class RequestIdMiddleware:
         return response
 
 
+# The OAuth endpoints that answer RFC 6749 error bodies (docs/oauth.md).
+OAUTH_MACHINE_PATHS = frozenset(
+    {"/api/auth/oauth/token", "/api/auth/oauth/refreshToken", "/api/auth/oauth/revoke", "/api/auth/oauth/introspect"}
+)
+
+
 class QueryStringGuardMiddleware:
     """Refuse a NUL character in any name or value of the query string, or of a form-encoded body
     (the OAuth endpoints, the sign-in page), for every path, with a 400 problem naming it.
@@ -75,6 +82,10 @@ class QueryStringGuardMiddleware:
                 if "\x00" in name or any("\x00" in value for value in values):
                     field = name.replace("\x00", "\\u0000")
                     message = "Must not contain NUL characters."
+                    if request.path in OAUTH_MACHINE_PATHS:
+                        # OAuth clients read RFC 6749 error bodies there, not problem+json.
+                        body = {"error": "invalid_request", "error_description": f"{field}: {message}"}
+                        return JsonResponse(body, status=400, headers={"Cache-Control": "no-store"})
                     return json_problem_response(
                         request, 400, "validation_error", f"Invalid input. {field}: {message}", {field: [message]}
                     )

@@ -230,25 +230,21 @@ class ResourceAutoSchema(AutoSchema):
         return sorted(statuses)
 
     def _is_delete_action_with_body(self) -> bool:
-        """A DELETE action of a resource (`DELETE /bookings/{id}/cancel`) declared with a serializer.
+        """A DELETE of a resource declared with its own answer serializer (`DELETE /bookings/{id}`
+        and `DELETE /bookings/{id}/cancel` answer Cal.com v1's cancellation body).
 
         drf-spectacular documents every such DELETE as a bodiless 204, but this API never answers
-        204 (Cal.com v1 answered every success with 200): the action answers the changed object in
-        its singular envelope with a `message`."""
+        204 (Cal.com v1 answered every success with 200): the declared serializer is the answer."""
         return (
             self.method == "DELETE"
             and self.is_resource_viewset
-            and getattr(self.view, "action", None) not in STANDARD_ACTIONS
+            and not self._uses_envelopes()
             and is_serializer(self.get_response_serializers())
         )
 
     def _delete_action_responses(self):
         serializer = force_instance(self.get_response_serializers())
-        item = self.resolve_serializer(serializer, "response").ref
-        singular = self.view.envelope_singular
-        name = f"{self._get_serializer_name(serializer, 'response')}Changed"
-        schema = self._envelope(name, {singular: item, "message": {"type": "string"}}, [singular, "message"])
-        content = {"application/json": {"schema": schema}}
+        content = {"application/json": {"schema": self.resolve_serializer(serializer, "response").ref}}
         return {"200": {"description": "", "headers": dict(RATE_LIMIT_HEADERS), "content": content}}
 
     def _uses_envelopes(self) -> bool:
@@ -502,8 +498,12 @@ def _authorize_operation() -> dict:
                 "headers": {"Location": {"schema": {"type": "string"}}},
             },
             "400": {
-                "description": "Unknown or suspended client, or an unregistered redirect_uri: an error page.",
-                "content": {"text/html": {"schema": {"type": "string"}}},
+                "description": "Unknown or suspended client, or an unregistered redirect_uri: an error page; "
+                "a NUL in the query string: a problem.",
+                "content": {
+                    "text/html": {"schema": {"type": "string"}},
+                    PROBLEM_MEDIA_TYPE: {"schema": _ref("Problem")},
+                },
             },
         },
     }
@@ -604,7 +604,26 @@ def _absolute(request, path: str) -> str:
 
 def oauth_reference(result, generator, request, public):
     """Postprocessing hook: the OAuth endpoints, how to get a token and how to use an API key."""
-    result.setdefault("paths", {}).update(_oauth_paths())
+    oauth_paths = _oauth_paths()
+    result.setdefault("paths", {}).update(oauth_paths)
+    for item in oauth_paths.values():
+        for method, operation in item.items():
+            # A NUL in any query string is refused before any view runs, on every path.
+            operation["responses"].setdefault(
+                "400",
+                {
+                    "description": "malformed_request or validation_error: a NUL in the query string",
+                    "content": {PROBLEM_MEDIA_TYPE: {"schema": _ref("Problem")}},
+                },
+            )
+            if method == "post":  # the body is read against the same size limit as the API's
+                operation["responses"].setdefault(
+                    "413",
+                    {
+                        "description": ERROR_DESCRIPTIONS[413],
+                        "content": {PROBLEM_MEDIA_TYPE: {"schema": _ref("Problem")}},
+                    },
+                )
     me = result["paths"].get("/api/auth/oauth/me", {}).get("get")
     if me:
         me["summary"] = "Who the access token acts for"

@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.limits import JsonBounds, inspect_json, json_text_depth_exceeds
+from core.limits import JsonBounds, inspect_json, json_text_depth_exceeds, limit
 from core.serializers import BoundedJSONField
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking, BookingStatus, Schedule
@@ -99,17 +99,24 @@ def test_the_depth_limit_applies_to_every_endpoint(client, headers):
     assert not Schedule.objects.exists()
 
 
-def test_a_body_at_the_depth_limit_is_stored_and_always_renders(client, organizer, headers):
+def test_a_body_at_the_depth_limit_is_parsed_and_metadata_at_its_own_limit_is_stored_and_renders(
+    client, organizer, headers
+):
     event_type = EventTypeFactory(owner=organizer)
-    # The body object is level 1, so metadata may nest 31 levels.
-    body = booking_body(event_type, metadata=nested(31))
+    # The body object is level 1, so metadata nesting 31 levels puts the body at the parser's limit:
+    # it is parsed, and then refused by the metadata field's own, smaller bound.
+    at_parser_limit = booking_body(event_type, metadata=nested(31))
+    refused = client.post("/v1/bookings", json.dumps(at_parser_limit), content_type="application/json", **headers)
+    assert list(problem(refused, 400, "validation_error")["errors"]) == ["metadata"]
 
+    depth = limit("JSON_FIELD_MAX_DEPTH")
+    body = booking_body(event_type, metadata=nested(depth))
     created = client.post("/v1/bookings", json.dumps(body), content_type="application/json", **headers)
 
     assert created.status_code == 200, created.content
     listed = client.get("/v1/bookings", **headers)
     assert listed.status_code == 200
-    assert listed.json()["bookings"][0]["metadata"] == nested(31)
+    assert listed.json()["bookings"][0]["metadata"] == nested(depth)
 
 
 def test_the_depth_limit_is_a_setting(client, headers, settings):
@@ -350,8 +357,22 @@ def test_nul_in_a_form_encoded_body_is_a_400_before_any_view_reads_it(client):
 
     response = client.post("/api/auth/oauth/token", body, content_type="application/x-www-form-urlencoded")
 
-    assert problem(response, 400, "validation_error")["errors"] == {"code": ["Must not contain NUL characters."]}
+    # The OAuth endpoints answer the RFC 6749 error body their clients read.
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "error": "invalid_request",
+        "error_description": "code: Must not contain NUL characters.",
+    }
     assert not AccessToken.objects.exists()
+
+
+def test_nul_in_the_sign_in_form_is_a_400_problem(client):
+    body = "username=ada%00&password=x"
+
+    response = client.post("/auth/login", body, content_type="application/x-www-form-urlencoded")
+
+    assert problem(response, 400, "validation_error")["errors"] == {"username": ["Must not contain NUL characters."]}
 
 
 @pytest.mark.parametrize("value", ["true", 1, 0])

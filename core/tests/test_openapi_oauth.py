@@ -22,12 +22,12 @@ pytestmark = pytest.mark.django_db
 
 OAUTH_OPERATIONS = {
     ("/auth/oauth2/authorize", "get"): {"200", "302", "400"},
-    ("/api/auth/oauth/token", "post"): {"200", "400", "401", "405"},
-    ("/api/auth/oauth/refreshToken", "post"): {"200", "400", "401", "405"},
-    ("/api/auth/oauth/revoke", "post"): {"200", "400", "401", "405"},
-    ("/api/auth/oauth/introspect", "post"): {"200", "400", "401", "405"},
-    ("/api/auth/oauth/me", "get"): {"200", "401", "403", "429"},
-    ("/.well-known/oauth-authorization-server", "get"): {"200"},
+    ("/api/auth/oauth/token", "post"): {"200", "400", "401", "405", "413"},
+    ("/api/auth/oauth/refreshToken", "post"): {"200", "400", "401", "405", "413"},
+    ("/api/auth/oauth/revoke", "post"): {"200", "400", "401", "405", "413"},
+    ("/api/auth/oauth/introspect", "post"): {"200", "400", "401", "405", "413"},
+    ("/api/auth/oauth/me", "get"): {"200", "400", "401", "403", "429", "503"},
+    ("/.well-known/oauth-authorization-server", "get"): {"200", "400"},
 }
 
 
