@@ -18,8 +18,9 @@ venv: $(VENV)/.installed ## Create .venv with what the service needs to run (req
 
 $(VENV)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	# The venv's own pip is recent enough; no byte-compiling of every installed module up front (what
+	# the service imports is compiled on first use): both keep the first `make run` short.
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
 	touch $@
 
 # ... and, on top, the test, lint and browser tools (requirements-dev.txt).

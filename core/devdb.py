@@ -129,6 +129,7 @@ class EmbeddedPostgres:
                         "--auth=trust",  # reachable only through the socket, in a 0700 directory
                         "--encoding=UTF8",
                         "--locale=C",
+                        "--no-sync",  # a demo cluster: not worth waiting for the disk at creation
                     ],
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -146,6 +147,9 @@ class EmbeddedPostgres:
                     "listen_addresses=",
                     "-c",
                     "unix_socket_permissions=0700",
+                    # A crash may lose the last few commits, never consistency; migrations run faster.
+                    "-c",
+                    "synchronous_commit=off",
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
