@@ -281,6 +281,13 @@ def test_make_run_delivers_a_burst_of_bookings_webhooks_once_each(start, receive
     assert {message_id for message_id, _ in received} == message_ids  # each webhook-id exactly once
     assert len(message_ids) == BURST
     assert attempts == len(received)
+    # The credentials stay on screen: the banner comes after every process's start-up output, and the
+    # periodic sweep (every few seconds, so several ran meanwhile) adds no line of its own.
+    before, after = service.output().split("Ctrl-C stops all of them.", 1)
+    assert "Demo API key:" in before and "celery@" in before and "celery beat" in before
+    assert "celery@" not in after and "celery beat" not in after
+    assert "webhooks.sweep" not in after and "Sending due task" not in after
+    assert "No hostname was supplied" not in after
     stop_and_check_nothing_is_left(service)
 
 

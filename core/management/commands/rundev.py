@@ -2,8 +2,9 @@
 server, a Celery worker and Celery beat, supervised together.
 
 In order: refuse at once if the address is taken; start the embedded PostgreSQL (core/devdb.py);
-migrate and seed; start the web server, the worker and beat; print the demo credentials and the
-URLs once /healthz answers, so that they are the last thing on the screen.
+start the worker, and migrate and seed while it boots; start the web server and beat; print the demo credentials and the
+URLs once /healthz answers and the worker and beat are up, so that they are the last thing on the
+screen.
 
 Each child runs in its own process group, so that stopping it also stops what it forked (the
 runserver autoreloader's child, the worker's pool, PostgreSQL's backends). Ctrl-C, SIGTERM or
@@ -106,6 +107,13 @@ class Command(BaseCommand):
                 children["postgres"] = database.start(preexec_fn=_start_child_session)
                 database.wait_until_ready()
             self._check_stop()
+            ready_dir = self._ready_dir()
+            environment = {**os.environ, "RUNDEV_READY_DIR": str(ready_dir)}
+            commands = self._commands(addrport, noreload)
+            # The worker is the slowest to start and needs no table for that: it boots while we
+            # migrate. The web server (which would warn about unapplied migrations) and beat (whose
+            # sweep reads the tables) start after.
+            children["worker"] = self._spawn(commands.pop("worker"), environment)
             self.stdout.write("Migrating the database and loading the demo data…")
             call_command("migrate", interactive=False, verbosity=0)
             self._check_stop()
@@ -113,9 +121,9 @@ class Command(BaseCommand):
             call_command("seed_demo", base_url=f"http://{addrport}", stdout=demo)
             connections.close_all()
             self._check_stop()
-            for name, command in self._commands(addrport, noreload).items():
-                children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, preexec_fn=_start_child_session)
-            self._wait_until_serving(addrport, children)
+            for name, command in commands.items():
+                children[name] = self._spawn(command, environment)
+            self._wait_until_up(addrport, children, ready_dir)
             self.stdout.write(demo.getvalue())
             self.stdout.write(self._banner(addrport, children, database))
             while self.stopping is None:
@@ -142,11 +150,12 @@ class Command(BaseCommand):
         manage = str(Path(settings.BASE_DIR) / "manage.py")
         return {
             "web": [sys.executable, manage, "runserver", addrport, *(["--noreload"] if noreload else [])],
-            # core.devworker: the config app, minus the INFO lines of the periodic sweep itself.
+            # core.devcelery: the config app, minus the INFO lines of the periodic sweep itself, and
+            # telling us when it is up.
             "worker": [
                 celery,
                 "-A",
-                "core.devworker",
+                "core.devcelery",
                 "worker",
                 "--loglevel=INFO",
                 "--concurrency=2",
@@ -156,13 +165,17 @@ class Command(BaseCommand):
             "beat": [
                 celery,
                 "-A",
-                "config",
+                "core.devcelery",
                 "beat",
                 "--loglevel=WARNING",
                 f"--schedule={Path(settings.VAR_DIR) / 'celerybeat-schedule'}",
                 "--pidfile=",
             ],
         }
+
+    @staticmethod
+    def _spawn(command: list[str], environment: dict) -> subprocess.Popen:
+        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=environment, preexec_fn=_start_child_session)
 
     def _request_stop(self, signum, frame):
         self.stopping = signum
@@ -175,23 +188,36 @@ class Command(BaseCommand):
     def _dead(children: dict[str, subprocess.Popen]) -> list[str]:
         return [name for name, child in children.items() if child.poll() is not None]
 
-    def _wait_until_serving(self, addrport: str, children: dict[str, subprocess.Popen]) -> None:
+    @staticmethod
+    def _ready_dir() -> Path:
+        """Where the worker and beat report that they are up (core/devcelery.py); emptied first."""
+        ready_dir = Path(settings.VAR_DIR) / "ready"
+        ready_dir.mkdir(exist_ok=True)
+        for marker in ready_dir.iterdir():
+            marker.unlink()
+        return ready_dir
+
+    def _wait_until_up(self, addrport: str, children: dict[str, subprocess.Popen], ready_dir: Path) -> None:
+        """Until /healthz answers and the worker and beat have reported in."""
         host, port = split_address(addrport)
         url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/healthz"
+        serving = False
         deadline = time.monotonic() + READY_SECONDS
         while True:
             self._check_stop()
             dead = self._dead(children)
             if dead:
                 raise RuntimeError(f"{', '.join(dead)} exited while starting (code {children[dead[0]].returncode}).")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
+            if not serving:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as response:
+                        serving = response.status == 200
+                except OSError:
+                    pass
+            if serving and (ready_dir / "worker").exists() and (ready_dir / "beat").exists():
+                return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{url} did not answer within {READY_SECONDS} s.")
+                raise RuntimeError(f"The web server, the worker and beat were not all up within {READY_SECONDS} s.")
             time.sleep(0.2)
 
     def _banner(self, addrport: str, children: dict[str, subprocess.Popen], database) -> str:
