@@ -121,21 +121,7 @@ class EmbeddedPostgres:
             _own(path, user)
         with open(self.log_path, "ab") as log:
             if not (self.data_dir / "PG_VERSION").exists():
-                subprocess.run(
-                    [
-                        str(bin_dir / "initdb"),
-                        f"--pgdata={self.data_dir}",
-                        f"--username={SUPERUSER}",
-                        "--auth=trust",  # reachable only through the socket, in a 0700 directory
-                        "--encoding=UTF8",
-                        "--locale=C",
-                        "--no-sync",  # a demo cluster: not worth waiting for the disk at creation
-                    ],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    check=True,
-                    **_credentials(user),
-                )
+                self._initdb(bin_dir, user, log)
             self.process = subprocess.Popen(
                 [
                     str(bin_dir / "postgres"),
@@ -158,6 +144,27 @@ class EmbeddedPostgres:
                 **_credentials(user),
             )
         return self.process
+
+    def _initdb(self, bin_dir: Path, user: str | None, log) -> None:
+        try:
+            subprocess.run(
+                [
+                    str(bin_dir / "initdb"),
+                    f"--pgdata={self.data_dir}",
+                    f"--username={SUPERUSER}",
+                    "--auth=trust",  # reachable only through the socket, in a 0700 directory
+                    "--encoding=UTF8",
+                    "--locale=C",
+                    "--no-sync",  # a demo cluster: not worth waiting for the disk at creation
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=True,
+                **_credentials(user),
+            )
+        except subprocess.CalledProcessError:
+            log.flush()
+            raise RuntimeError(f"initdb failed in {self.data_dir}:\n{self.log_tail()}") from None
 
     def wait_until_ready(self, timeout: float = 60.0) -> None:
         """Until the server answers; then create the project's database if it is missing."""
