@@ -13,13 +13,13 @@ TEST_SETTINGS := DJANGO_SETTINGS_MODULE=config.settings_test
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/\1\t\2/' | expand -t 18
 
-# What the service needs to run (requirements.txt) ...
+# What the service needs to run (requirements.txt) ... The venv's own pip is recent enough, and
+# nothing is byte-compiled up front (what the service imports is compiled on first use): both keep
+# the first `make run` short.
 venv: $(VENV)/.installed ## Create .venv with what the service needs to run (requirements.txt)
 
 $(VENV)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	# The venv's own pip is recent enough; no byte-compiling of every installed module up front (what
-	# the service imports is compiled on first use): both keep the first `make run` short.
 	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
 	touch $@
 
