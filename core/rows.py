@@ -39,8 +39,8 @@ class RowLayout:
 
 
 def row_layout(model) -> RowLayout:
-    """As the ORM's compiler does: the backend's converters for the column's type (SQLite's turn
-    its date-time text into aware datetimes, for one), then the field's own (`from_db_value`)."""
+    """As the ORM's compiler does: the backend's converters for the column's type, then the
+    field's own (`from_db_value`, JSONField's decoding for one)."""
     fields = list(model._meta.concrete_fields)
     converters = []
     for index, field in enumerate(fields):

@@ -108,8 +108,6 @@ def retry_delay(retry_index: int, result: sending.SendResult) -> float | None:
 def _claim(delivery_id: int, *, now: datetime, force: bool) -> WebhookDelivery | None:
     """Take the row for one attempt, or None if it is not ours to send (done, cancelled, not due,
     or being sent by someone else under a valid lease). The returned delivery carries its webhook."""
-    if connection.vendor != "postgresql":
-        return _claim_locked(delivery_id, now=now, force=force)
     lease = webhook_setting("LEASE_SECONDS")
     with connection.cursor() as cursor:
         cursor.execute(
@@ -136,40 +134,6 @@ def _claim(delivery_id: int, *, now: datetime, force: bool) -> WebhookDelivery |
     return delivery
 
 
-def _claim_locked(delivery_id: int, *, now: datetime, force: bool) -> WebhookDelivery | None:
-    """`_claim` on databases without UPDATE … FROM … RETURNING of the joined row (SQLite, the
-    local default): the same rules in a locking transaction."""
-    with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("webhook")
-            .filter(pk=delivery_id)
-            .first()
-        )
-        if delivery is None:
-            return None
-        if not force:
-            if delivery.status == DeliveryStatus.DELIVERING:
-                if delivery.lease_expires_at and delivery.lease_expires_at > now:
-                    return None
-            elif delivery.status != DeliveryStatus.PENDING:
-                return None
-            if delivery.next_attempt_at and delivery.next_attempt_at > now + EARLY_TOLERANCE:
-                return None
-            if not delivery.webhook.active:
-                delivery.status = DeliveryStatus.CANCELLED
-                delivery.next_attempt_at = delivery.lease_expires_at = None
-                delivery.save(update_fields=["status", "next_attempt_at", "lease_expires_at"])
-                return None
-        lease = webhook_setting("LEASE_SECONDS")
-        delivery.status = DeliveryStatus.DELIVERING
-        delivery.attempts += 1
-        delivery.last_attempt_at = now
-        delivery.lease_expires_at = now + timedelta(seconds=lease)
-        delivery.save(update_fields=["status", "attempts", "last_attempt_at", "lease_expires_at"])
-        return delivery
-
-
 def attempt_delivery(*, delivery_id: int, force: bool = False, retry: bool = True) -> DeliveryAttempt | None:
     """Send one attempt of a delivery and log it. `force` sends even if not due or inactive (test
     sends); `retry=False` makes a failure final (PING)."""
@@ -180,7 +144,7 @@ def attempt_delivery(*, delivery_id: int, force: bool = False, retry: bool = Tru
     webhook = delivery.webhook
     body, headers = build_request(delivery, webhook, now)
     result = sending.post(url=webhook.subscriber_url, body=body, headers=headers)
-    if result.succeeded and connection.vendor == "postgresql":
+    if result.succeeded:
         return _record_success(delivery=delivery, now=now, result=result)
     return _record(delivery_id=delivery.pk, attempt_number=delivery.attempts, now=now, result=result, retry=retry)
 

@@ -1,6 +1,5 @@
-"""The delivery hot path: claiming in one statement (PostgreSQL) follows the same rules as the
-locking transaction kept for other databases, the success log is one statement, and kept-alive
-connections never bypass the send-time address check."""
+"""The delivery hot path: claiming is one statement that keeps the delivery rules, the success log
+is one statement, and kept-alive connections never bypass the send-time address check."""
 
 import threading
 from datetime import timedelta
@@ -9,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from webhooks.delivery import _claim, _claim_locked, _record, _record_success, attempt_delivery
+from webhooks.delivery import _claim, _record, _record_success, attempt_delivery
 from webhooks.models import PING_TRIGGER, DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.sending import SendResult
 from webhooks.signing import new_message_id
@@ -18,7 +17,7 @@ from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
-CLAIMS = pytest.mark.parametrize("claim", [_claim, _claim_locked], ids=["one-statement", "locking"])
+CLAIMS = pytest.mark.parametrize("claim", [_claim], ids=["one-statement"])
 
 
 def new_delivery(webhook=None, **fields) -> WebhookDelivery:
