@@ -86,7 +86,7 @@ bench-webhooks: venv-dev ## Webhook delivery latency and throughput of one worke
 .PHONY: bench-slots
 # CPU of one GET /slots at the input limits (API_LIMITS: availability rows, days) next to a typical
 # schedule, in-process: no server, no database. Seconds. Prints numbers; it is not a test.
-bench-slots: venv
+bench-slots: venv-dev ## CPU of one GET /slots at the input limits next to a typical schedule (seconds)
 	$(BIN)/python -m benchmarks.slots
 
 .PHONY: fuzz
@@ -94,5 +94,5 @@ bench-slots: venv
 # (FUZZ_EXAMPLES, default here 100; `make test` uses 6). Needs PostgreSQL and Redis like `make test`.
 # Derandomized: the same requests on every run with the same document.
 FUZZ_EXAMPLES ?= 100
-fuzz: venv
+fuzz: venv-dev ## The schemathesis test with FUZZ_EXAMPLES (default 100) requests per operation and mode
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(TEST_SETTINGS) $(BIN)/python -m pytest -p no:cacheprovider -q core/tests/test_fuzz_openapi.py

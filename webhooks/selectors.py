@@ -71,8 +71,7 @@ def owner_filter(*, user=None, team=None, event_type=None) -> Q:
 
 
 def subscribed_to(trigger: str, webhooks) -> list[Webhook]:
-    # Filtered in Python: the JSON `contains` lookup does not exist on SQLite (the local default),
-    # and an owner has a handful of webhooks.
+    # Filtered in Python: the candidates are already loaded, and an owner has a handful of webhooks.
     return [webhook for webhook in webhooks if trigger in webhook.event_triggers]
 
 

@@ -1,7 +1,6 @@
 """`manage.py createoauthclient` registers a client completely (profile and scope ceiling included),
 through the same service as the admin, or refuses clearly and saves nothing."""
 
-import os
 import subprocess
 import sys
 from io import StringIO
@@ -115,7 +114,6 @@ def test_bad_arguments_exit_non_zero_from_the_command_line():
         ],
         capture_output=True,
         text=True,
-        env={**os.environ, "DATABASE_URL": "sqlite://:memory:"},
         check=False,
     )
 

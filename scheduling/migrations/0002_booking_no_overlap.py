@@ -4,9 +4,9 @@ An exclusion constraint refuses two ACCEPTED/PENDING bookings of one organizer w
 [start, end) ranges overlap, whatever the application does and however many processes race.
 It needs the btree_gist extension (for `organizer_id WITH =` inside a GiST index).
 
-The constraint is not part of the model state on purpose: the same migrations run on SQLite for
-`make run`, where neither exclusion constraints nor extensions exist, so both operations act only
-on PostgreSQL. The services still check for overlaps, which is all SQLite gets.
+The constraint is written as SQL rather than as model state: it was introduced when the same
+migrations also ran on SQLite. The service runs on PostgreSQL only now, everywhere; the SQL is
+unchanged so that databases migrated before keep the same constraint.
 """
 
 from django.db import migrations
@@ -24,13 +24,11 @@ DROP = f"ALTER TABLE scheduling_booking DROP CONSTRAINT IF EXISTS {CONSTRAINT};"
 
 
 def create_constraint(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE)
+    schema_editor.execute(CREATE)
 
 
 def drop_constraint(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP)
+    schema_editor.execute(DROP)
 
 
 class Migration(migrations.Migration):
