@@ -3,7 +3,7 @@
 from datetime import datetime
 from types import SimpleNamespace
 
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 from django.db.models.query import BaseIterable
 
 from accounts.models import User
@@ -50,11 +50,13 @@ def _visible(
     event_type_ids: list[int] | None = None,
     after_start_time: datetime | None = None,
     before_end_time: datetime | None = None,
+    attendee_emails: tuple[str, ...] = (),
+    order_by: tuple[str, ...] = ("id",),
 ) -> QuerySet:
     """Bookings the caller organises, or for system admins everyone's (narrowed by `user_ids`).
 
     `after_start_time` keeps bookings starting at or after it; `before_end_time` those ending at
-    or before it.
+    or before it; `attendee_emails` those with an attendee of one of these addresses.
     """
     if user_ids is not None:
         queryset = queryset.filter(organizer_id__in=user_ids)
@@ -68,7 +70,11 @@ def _visible(
         queryset = queryset.filter(start_time__gte=after_start_time)
     if before_end_time is not None:
         queryset = queryset.filter(end_time__lte=before_end_time)
-    return queryset.order_by("id")
+    if attendee_emails:
+        # EXISTS rather than a join: a booking with two matching attendees is still one row.
+        matching = Attendee.objects.filter(booking_id=OuterRef("pk"), email__in=attendee_emails)
+        queryset = queryset.filter(Exists(matching))
+    return queryset.order_by(*order_by)
 
 
 BOOKING_ROW_FIELDS = (
@@ -154,6 +160,8 @@ def booking_rows(
     event_type_ids: list[int] | None = None,
     after_start_time: datetime | None = None,
     before_end_time: datetime | None = None,
+    attendee_emails: tuple[str, ...] = (),
+    order_by: tuple[str, ...] = ("id",),
 ) -> QuerySet:
     """The caller's bookings for reading only (GET), filtered as `_visible` says: the visibility,
     order and queries of `booking_list`, but rows instead of model instances; pagination and
@@ -166,6 +174,8 @@ def booking_rows(
         event_type_ids=event_type_ids,
         after_start_time=after_start_time,
         before_end_time=before_end_time,
+        attendee_emails=attendee_emails,
+        order_by=order_by,
     )
     queryset._iterable_class = BookingRowIterable  # kept by clones, as .values() keeps its own
     return queryset

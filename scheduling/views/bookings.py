@@ -1,10 +1,12 @@
 from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.fields import EmailField
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
@@ -62,11 +64,25 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("status", str, many=True, enum=BookingStatus.values),
+            OpenApiParameter(
+                "status",
+                str,
+                many=True,
+                enum=[*BookingStatus.values, "upcoming"],
+                description="`upcoming` (Cal.com v1): bookings that have not started yet.",
+            ),
             OpenApiParameter("eventTypeId", int, many=True),
             OpenApiParameter("afterStartTime", str, description="Bookings starting at or after (ISO 8601)."),
             OpenApiParameter("beforeEndTime", str, description="Bookings ending at or before (ISO 8601)."),
-            OpenApiParameter("userId", int, many=True, description="System admins only."),
+            OpenApiParameter("dateFrom", str, description="Cal.com v1: bookings starting at or after (ISO 8601)."),
+            OpenApiParameter(
+                "dateTo",
+                str,
+                description="Cal.com v1: bookings ending at or before (ISO 8601; a date is its midnight UTC).",
+            ),
+            OpenApiParameter("attendeeEmail", str, many=True, description="Bookings with an attendee of this address."),
+            OpenApiParameter("sortBy", str, enum=["createdAt", "updatedAt"], description="Cal.com v1; default: by id."),
+            OpenApiParameter("order", str, enum=["asc", "desc"], description="With `sortBy`; default asc."),
         ]
     )
     def list(self, request, *args, **kwargs):
@@ -83,16 +99,56 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     def _list_filters(self) -> dict:
         request = self.request
         statuses = [status.upper() for status in _repeated(request, "status")]
+        # Cal.com v1's one status filter: bookings that have not started yet.
+        upcoming = "UPCOMING" in statuses
+        statuses = [status for status in statuses if status != "UPCOMING"]
         unknown = [status for status in statuses if status not in BookingStatus.values]
         if unknown:
-            raise ValidationError({"status": [f"'{unknown[0]}' is not one of {', '.join(BookingStatus.values)}."]})
+            choices = ", ".join([*BookingStatus.values, "upcoming"])
+            raise ValidationError({"status": [f"'{unknown[0]}' is not one of {choices}."]})
         event_type_ids = [parse_int("eventTypeId", raw, minimum=1) for raw in _repeated(request, "eventTypeId")]
+        # v1's `dateFrom` / `dateTo` bound the start and the end as given (a bare date is its
+        # midnight UTC), beside this service's `afterStartTime` / `beforeEndTime`; all that are
+        # sent apply.
+        starts = [
+            query_instant(request, "afterStartTime"),
+            query_instant(request, "dateFrom"),
+            timezone.now() if upcoming else None,
+        ]
+        ends = [query_instant(request, "beforeEndTime", end=True), query_instant(request, "dateTo")]
         return {
             "statuses": statuses,
             "event_type_ids": event_type_ids,
-            "after_start_time": query_instant(request, "afterStartTime"),
-            "before_end_time": query_instant(request, "beforeEndTime", end=True),
+            "after_start_time": max((start for start in starts if start is not None), default=None),
+            "before_end_time": min((end for end in ends if end is not None), default=None),
+            "attendee_emails": self._attendee_emails(),
+            "order_by": self._v1_order(),
         }
+
+    def _attendee_emails(self) -> tuple[str, ...]:
+        emails = self.request.query_params.getlist("attendeeEmail")
+        field = EmailField()
+        for email in emails:
+            try:
+                field.run_validation(email)
+            except ValidationError:
+                raise ValidationError({"attendeeEmail": [f"'{email[:80]}' is not an email address."]}) from None
+        return tuple(emails)
+
+    def _v1_order(self) -> tuple[str, ...]:
+        """v1's `sortBy` (createdAt | updatedAt) with `order` (asc, the default, | desc); by id
+        otherwise. The id breaks ties so that pages stay stable."""
+        sort_by = single(self.request, "sortBy")
+        order = single(self.request, "order") or "asc"
+        if order not in ("asc", "desc"):
+            raise ValidationError({"order": [f"'{order[:40]}' is not one of asc, desc."]})
+        if sort_by is None:
+            return ("id",)
+        fields = {"createdAt": "created_at", "updatedAt": "updated_at"}
+        if sort_by not in fields:
+            raise ValidationError({"sortBy": [f"'{sort_by[:40]}' is not one of createdAt, updatedAt."]})
+        sign = "-" if order == "desc" else ""
+        return (f"{sign}{fields[sort_by]}", f"{sign}id")
 
     @extend_schema(request=BookingCreateSerializer, responses=BookingCreatedSerializer)
     def create(self, request, *args, **kwargs):
