@@ -148,6 +148,18 @@ class SmsNumberField(serializers.CharField):
         return super().to_internal_value(str(data))
 
 
+class LocationAndNotesMixin:
+    """`location` and `notes` as v1 accepted them, at the top level of the body or in `responses`."""
+
+    def validate_location(self, value):
+        return _location_text(value)
+
+    def validate_notes(self, value):
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return value
+
+
 class CustomInputSerializer(ApiSerializer):
     label = serializers.CharField(max_length=500)
     value = serializers.JSONField()
@@ -160,7 +172,7 @@ class CustomInputSerializer(ApiSerializer):
         return value
 
 
-class V1ResponsesSerializer(ApiSerializer):
+class V1ResponsesSerializer(LocationAndNotesMixin, ApiSerializer):
     """Cal.com v1's `responses` object: the booking form's answers. Its system fields are known;
     this service has no custom booking questions, so any other key is refused."""
 
@@ -175,14 +187,6 @@ class V1ResponsesSerializer(ApiSerializer):
     attendee_phone_number = serializers.CharField(max_length=50, required=False, allow_blank=True)
     # Cal.com's own v1 reference example sends it inside `responses`.
     metadata = MetadataField(required=False)
-
-    def validate_location(self, value):
-        return _location_text(value)
-
-    def validate_notes(self, value):
-        if _has_nul(value):
-            raise serializers.ValidationError("Must not contain NUL characters.")
-        return value
 
 
 class DryRunField(serializers.BooleanField):
@@ -248,7 +252,7 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
 V1_FIELDS_WITHOUT_EFFECT = tuple(_v1_fields_without_effect())
 
 
-class BookingCreateSerializer(ApiSerializer):
+class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     """Cal.com v1's booking body. The attendee is `name`/`email` at the top level or, as later v1
     clients send it, inside `responses`; the two shapes are equivalent and the top level wins.
     Every other field v1 accepted is known: honoured, or checked and dropped (docs/scheduling.md)."""
@@ -278,14 +282,6 @@ class BookingCreateSerializer(ApiSerializer):
 
     def get_fields(self):
         return {**super().get_fields(), **_v1_fields_without_effect()}
-
-    def validate_location(self, value):
-        return _location_text(value)
-
-    def validate_notes(self, value):
-        if _has_nul(value):
-            raise serializers.ValidationError("Must not contain NUL characters.")
-        return value
 
     def to_internal_value(self, data):
         # Report a missing attendee together with the other field errors, not in a second round.

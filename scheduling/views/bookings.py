@@ -50,6 +50,17 @@ def _repeated(request, name: str) -> list[str]:
     return [part.strip() for raw in request.query_params.getlist(name) for part in raw.split(",") if part.strip()]
 
 
+# DELETE /bookings/{id} and DELETE /bookings/{id}/cancel are one operation under two paths.
+CANCEL_SCHEMA = extend_schema(
+    request=BookingCancelSerializer,
+    responses=BookingCancelledSerializer,
+    parameters=[
+        OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
+        OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
+    ],
+)
+
+
 class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, ResourceViewSet):
     """Bookings the caller organises (system admins: all). Create (Cal.com v1's body and answer),
     reschedule, confirm or reject, cancel; DELETE cancels, there is no hard delete."""
@@ -203,27 +214,13 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             headers={"Location": request.build_absolute_uri(f"{request.path.rsplit('/', 2)[0]}/{booking.pk}")},
         )
 
-    @extend_schema(
-        request=BookingCancelSerializer,
-        responses=BookingCancelledSerializer,
-        parameters=[
-            OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
-            OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
-        ],
-    )
+    @CANCEL_SCHEMA
     @action(detail=True, methods=["delete"], url_path="cancel")
     def cancel(self, request, *args, **kwargs):
         """Cancel, as Cal.com v1's DELETE /bookings/{id}/cancel did; the same as DELETE /bookings/{id}."""
         return self._cancel(request)
 
-    @extend_schema(
-        request=BookingCancelSerializer,
-        responses=BookingCancelledSerializer,
-        parameters=[
-            OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
-            OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
-        ],
-    )
+    @CANCEL_SCHEMA
     def destroy(self, request, *args, **kwargs):
         """Cancels (bookings are never deleted), as Cal.com v1's DELETE /bookings/{id} did."""
         return self._cancel(request)
