@@ -6,9 +6,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.authentication import hash_api_key
 from accounts.models import ROLE_RANK, ApiKey, Membership, MembershipRole, Team, User
 from accounts.selectors import membership_rank
-from core.authentication import hash_api_key
 from core.exceptions import Conflict, Forbidden
 
 

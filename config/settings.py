@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "scheduling",
     "payments",
     "webhooks",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -210,7 +211,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["core.parsers.BoundedJSONParser"],  # depth and NUL checked once
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JSONFallbackNegotiation",
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",  # contract §1: UTC, whole seconds, Z
-    "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.CredentialAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],
     "EXCEPTION_HANDLER": "core.exceptions.problem_exception_handler",

@@ -3,8 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from core import demo as core_demo
 from core import views as core_views
+from demo import views as demo_views
 
 resource_urls = [
     path("", include("accounts.urls")),
@@ -24,7 +24,7 @@ urlpatterns = [
     path("", include("core.urls")),
     path("", include(resource_urls)),
     # The demo OAuth client's redirect URI (seed_demo registers it; 404 when it does not exist).
-    path("demo/callback", core_demo.demo_callback, name="demo-callback"),
+    path("demo/callback", demo_views.demo_callback, name="demo-callback"),
     # Last: anything else under /v1/ is the API's JSON 404, even where DEBUG would show an HTML page.
     re_path(r"^v1/", core_views.api_not_found),
 ]

@@ -78,7 +78,7 @@ def only_canonical_paths(endpoints, **kwargs):
 
 
 class CredentialAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "core.authentication.CredentialAuthentication"
+    target_class = "accounts.authentication.CredentialAuthentication"
     name = ["oauth2", "apiKeyBearer", "apiKeyQuery"]
 
     def get_security_definition(self, auto_schema):

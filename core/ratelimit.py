@@ -244,16 +244,26 @@ health = LimiterHealth()
 
 
 class CredentialRateThrottle(BaseThrottle):
-    """A DRF throttle: requests without a credential are not counted (they end in a 401)."""
+    """A DRF throttle: requests without a credential are not counted (they end in a 401).
+
+    Idempotent per request: the answer is kept on the Django request, and asking again (the
+    resource views ask before their permission check, DRF asks once more after it) returns it
+    without another count or round trip to Redis."""
 
     def allow_request(self, request, view):
+        django_request = request._request
+        decided = getattr(django_request, "rate_limit_allowed", None)
+        if decided is not None:
+            self.state = getattr(django_request, "rate_limit", None)
+            return decided
         credential = getattr(request, "auth", None)
         key = getattr(credential, "rate_limit_key", None)
         if key is None:
             return True
         allowed, state = hit(key)
         # On the Django request, where the middleware sees it (None: not counted, no headers).
-        request._request.rate_limit = state
+        django_request.rate_limit = state
+        django_request.rate_limit_allowed = allowed
         self.state = state
         return allowed
 

@@ -7,9 +7,9 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import APIException
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 
 from core import ratelimit
-from core.authentication import CredentialAuthentication
 from core.exceptions import DATABASE_UNAVAILABLE, database_unavailable_response, json_problem_response
 from core.ratelimit import hit
 
@@ -86,12 +86,23 @@ def api_not_found(request):
     return not_found(request)
 
 
+def _authenticate(request):
+    """The caller as the API's configured authentication (DEFAULT_AUTHENTICATION_CLASSES) sees it,
+    or None; core names no authentication class of its own, the accounts app provides it."""
+    drf_request = Request(request)
+    for authentication_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+        try:
+            authenticated = authentication_class().authenticate(drf_request)
+        except APIException:
+            return None
+        if authenticated is not None:
+            return authenticated
+    return None
+
+
 def _spend_rate_limit(request):
-    try:
-        authenticated = CredentialAuthentication().authenticate(Request(request))
-    except APIException:
-        authenticated = None
-    if authenticated is None:
+    authenticated = _authenticate(request)
+    if authenticated is None or getattr(authenticated[1], "rate_limit_key", None) is None:
         return True, None
     allowed, state = hit(authenticated[1].rate_limit_key)
     request.rate_limit = state  # written on the response by core.middleware.RequestIdMiddleware

@@ -66,17 +66,14 @@ class ResourceRouter(SimpleRouter):
 
 class RateLimitFirstMixin:
     """DRF checks permissions before throttles; the rate limit goes first so that a refused scope
-    still counts against (and reports) the credential's budget."""
+    still counts against (and reports) the credential's budget. Done through DRF's public hooks:
+    `check_permissions` runs the throttles before the permissions, and the throttle
+    (core.ratelimit.CredentialRateThrottle) counts a request once however often it is asked, so
+    DRF's own `check_throttles` after the permissions costs nothing."""
 
-    def initial(self, request, *args, **kwargs):
-        self.format_kwarg = self.get_format_suffix(**kwargs)
-        neg = self.perform_content_negotiation(request)
-        request.accepted_renderer, request.accepted_media_type = neg
-        version, scheme = self.determine_version(request, *args, **kwargs)
-        request.version, request.versioning_scheme = version, scheme
-        self.perform_authentication(request)
+    def check_permissions(self, request):
         self.check_throttles(request)
-        self.check_permissions(request)
+        super().check_permissions(request)
 
 
 class ResourceAPIView(RateLimitFirstMixin, APIView):

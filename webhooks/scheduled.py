@@ -10,6 +10,7 @@ from webhooks.conf import webhook_setting
 from webhooks.models import Webhook, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.selectors import booking_webhooks
+from webhooks.sources import bookings
 
 MEETING_TRIGGERS = (WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED)
 
@@ -50,9 +51,7 @@ def schedule_meeting_triggers(*, booking, webhooks: list[Webhook] | None = None)
     new and moved rows alike (a concurrent `schedule_meeting_triggers_for_webhook` may insert the
     same row: the upsert takes it over), one DELETE removes the rest.
     """
-    from scheduling.models import BookingStatus
-
-    if booking.status != BookingStatus.ACCEPTED:
+    if not bookings().is_accepted(booking):
         cancel_meeting_triggers(booking=booking)
         return
     if webhooks is None:
@@ -74,26 +73,14 @@ def cancel_meeting_triggers(*, booking) -> None:
 def schedule_meeting_triggers_for_webhook(*, webhook: Webhook) -> None:
     """After a webhook (re)subscribes to MEETING_*: rows for its owner's upcoming accepted bookings;
     rows for triggers it no longer subscribes to go."""
-    from scheduling.models import Booking, BookingStatus
-
     WebhookScheduledTrigger.objects.filter(webhook=webhook).exclude(trigger_event__in=webhook.event_triggers).delete()
     triggers = [trigger for trigger in MEETING_TRIGGERS if trigger in webhook.event_triggers]
     if not triggers or not webhook.active:
         return
-    if webhook.event_type_id is not None:
-        bookings = Booking.objects.filter(event_type_id=webhook.event_type_id)
-    elif webhook.team_id is not None:
-        bookings = Booking.objects.filter(event_type__team_id=webhook.team_id)
-    elif webhook.user_id is not None:
-        bookings = Booking.objects.filter(organizer_id=webhook.user_id)
-    else:
-        return
     now = timezone.now()
     existing = set(WebhookScheduledTrigger.objects.filter(webhook=webhook).values_list("booking_id", "trigger_event"))
     rows = []
-    for booking in bookings.filter(status=BookingStatus.ACCEPTED, end_time__gt=now).only(
-        "id", "start_time", "end_time"
-    ):
+    for booking in bookings().upcoming_bookings(webhook=webhook, now=now):
         for trigger in triggers:
             when = _meeting_trigger_time(booking, trigger)
             if when > now and (booking.pk, trigger) not in existing:

@@ -23,6 +23,7 @@ from webhooks.outbox import webhook_deactivate
 from webhooks.samples import sample_payload
 from webhooks.scheduled import schedule_meeting_triggers_for_webhook
 from webhooks.signing import SECRET_PREFIX, generate_secret, new_message_id, standard_webhooks_key
+from webhooks.sources import bookings
 from webhooks.ssrf import TargetRefused, resolve_target
 from webhooks.templating import validate_template
 
@@ -71,8 +72,6 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
     (admins only)."""
     from oauth2_provider.models import Application
 
-    from scheduling.models import EventType
-
     is_admin = actor.is_system_admin
     if event_type_id is not None and team_id is not None:
         raise ValidationError({"eventTypeId": ["Give at most one of eventTypeId and teamId."]})
@@ -89,7 +88,7 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
             )
         owner["platform_oauth_client"] = client
     if event_type_id is not None:
-        event_type = EventType.objects.filter(pk=event_type_id).first()
+        event_type = bookings().event_type(event_type_id)
         visible = event_type is not None and (
             is_admin
             or event_type.owner_id == actor.pk

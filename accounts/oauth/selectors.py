@@ -130,7 +130,7 @@ def connected_apps_for_user(*, user: User) -> list[ConnectedApp]:
 
     A token is live while the access token has not expired, or while its refresh token can still
     mint a new one. "Last used" is the access token's `updated`, which the API's authentication
-    touches at most once a minute (core.authentication).
+    touches at most once a minute (accounts.authentication).
     """
     now = timezone.now()
     live_tokens = (

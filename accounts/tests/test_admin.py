@@ -5,9 +5,9 @@ from django.urls import reverse
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
+from accounts.authentication import CredentialAuthentication, hash_api_key
 from accounts.models import ApiKey, Membership, MembershipRole, User
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
-from core.authentication import CredentialAuthentication, hash_api_key
 from core.exceptions import InvalidToken
 
 pytestmark = pytest.mark.django_db

@@ -14,6 +14,7 @@ from oauthlib.common import Request
 from rest_framework.request import Request as DRFRequest
 from rest_framework.test import APIRequestFactory
 
+from accounts.authentication import CredentialAuthentication
 from accounts.models import OAuthClientProfile
 from accounts.tests.factories import AccessTokenFactory, ApplicationFactory, UserFactory
 from accounts.tests.oauth_support import (
@@ -24,7 +25,6 @@ from accounts.tests.oauth_support import (
     redirect_params,
     sign_in,
 )
-from core.authentication import CredentialAuthentication
 from core.exceptions import InvalidToken
 
 pytestmark = pytest.mark.django_db

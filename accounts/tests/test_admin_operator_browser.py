@@ -17,8 +17,8 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
-from core.management.commands.seed_demo import DEMO_USER
 from core.tests.browser import headless_chromium
+from demo.management.commands.seed_demo import DEMO_USER
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory
 

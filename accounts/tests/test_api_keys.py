@@ -9,10 +9,10 @@ from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
+from accounts.authentication import CredentialAuthentication, hash_api_key
 from accounts.models import ApiKey
 from accounts.services import api_key_revoke
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.authentication import CredentialAuthentication, hash_api_key
 from core.scopes import all_scopes
 
 pytestmark = pytest.mark.django_db

@@ -198,3 +198,15 @@ def test_rate_limit_refuses_with_429_and_retry_after(api_client, settings, monke
     assert refused["Content-Type"] == "application/problem+json"
     other = AccessTokenFactory(scope="READ_MEMBERSHIP")
     assert api_client.get("/v1/things", **auth(other.raw_token)).status_code == 200
+
+
+def test_a_refused_scope_spends_one_unit_of_budget_per_request(api_client, settings):
+    cache.clear()
+    settings.RATE_LIMIT_PER_MINUTE = 2
+    token = AccessTokenFactory(scope="READ_PROFILE")
+    responses = [api_client.get("/v1/things", **auth(token.raw_token)) for _ in range(3)]
+    assert [response.status_code for response in responses] == [403, 403, 429]
+    assert [response.json()["code"] for response in responses] == ["insufficient_scope"] * 2 + ["rate_limited"]
+    # Counted once each, although DRF asks the throttle again after the permission check.
+    assert [response["RateLimit-Remaining"] for response in responses] == ["1", "0", "0"]
+    assert responses[-1]["Retry-After"]

@@ -1,11 +1,11 @@
-"""The API key lookup (core.authentication.api_key_with_user): one precompiled query, same objects
+"""The API key lookup (accounts.authentication.api_key_with_user): one precompiled query, same objects
 as the ORM would build."""
 
 import pytest
 
+from accounts.authentication import api_key_with_user, hash_api_key
 from accounts.models import ApiKey, User
 from accounts.tests.factories import ApiKeyFactory
-from core.authentication import api_key_with_user, hash_api_key
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from oauth2_provider.models import Application
 
-from core.management.commands.seed_demo import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_USER
+from demo.management.commands.seed_demo import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_USER
 
 pytestmark = pytest.mark.django_db
 

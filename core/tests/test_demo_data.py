@@ -14,9 +14,9 @@ from oauthlib.common import Request
 from rest_framework.request import Request as DRFRequest
 from rest_framework.test import APIRequestFactory
 
+from accounts.authentication import CredentialAuthentication
 from accounts.models import Membership, MembershipRole, User
 from accounts.oauth.services import oauth_client_reset_secret, oauth_client_secret_matches
-from core.authentication import CredentialAuthentication
 from core.scopes import all_scopes
 from payments.models import Payment
 from scheduling.models import Booking, EventType

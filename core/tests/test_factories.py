@@ -1,7 +1,7 @@
 import pytest
 
+from accounts.authentication import hash_api_key
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory
-from core.authentication import hash_api_key
 from payments.tests.factories import PaymentFactory
 from webhooks.tests.factories import WebhookScheduledTriggerFactory
 

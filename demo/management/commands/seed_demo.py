@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import Application
 
+from accounts.authentication import hash_api_key
 from accounts.models import ApiKey, Membership, MembershipRole, Team, User, UserRole
 from accounts.oauth.services import (
     oauth_client_register,
@@ -23,7 +24,6 @@ from accounts.oauth.services import (
     oauth_client_secret_matches,
     oauth_client_update,
 )
-from core.authentication import hash_api_key
 from core.models import App
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Schedule

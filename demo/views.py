@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from oauth2_provider.models import Application
 
-from core.management.commands.seed_demo import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+from demo.management.commands.seed_demo import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
 
 @never_cache

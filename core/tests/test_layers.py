@@ -1,0 +1,35 @@
+"""The layers point downwards: `core` is what every app builds on and imports none of them; webhooks
+(the outbox) is below scheduling, which writes into it, and learns about bookings through
+`webhooks.sources`. Checked over the source, so that a function-level import counts too."""
+
+import ast
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+APPS = {"accounts", "scheduling", "payments", "webhooks", "demo"}
+
+
+def imported_modules(path: Path):
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [("core", APPS), ("webhooks", {"scheduling", "payments", "demo"})],
+)
+def test_a_layer_imports_nothing_above_it(package, forbidden):
+    root = Path(settings.BASE_DIR) / package
+    offending = sorted(
+        f"{path.relative_to(root.parent)}: {module}"
+        for path in root.rglob("*.py")
+        if not {"tests", "migrations"} & set(path.relative_to(root).parts)
+        for module in imported_modules(path)
+        if module.split(".")[0] in forbidden
+    )
+    assert offending == []
