@@ -63,7 +63,7 @@ class TeamViewSet(
         return team_list(user=self.request.user, user_ids=user_ids)
 
     def perform_create(self, data):
-        return team_create(actor=self.request.user, **data)
+        return team_create(owner=self.request.user, **data)
 
     def perform_update(self, instance, data):
         return team_update(team=instance, actor=self.request.user, **data)
