@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 
+from core import scopes
 from core.devdb import database_url as embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -154,23 +155,23 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 SCOPES = {
-    "READ_PROFILE": "Read your profile: name, username, e-mail address and time zone",
-    "READ_BOOKING": "See your bookings and when you are free",
-    "WRITE_BOOKING": "Create, reschedule and cancel your bookings",
-    "READ_SCHEDULE": "See your schedules and availability",
-    "WRITE_SCHEDULE": "Create, change and delete your schedules",
-    "READ_EVENT_TYPE": "See your event types",
-    "WRITE_EVENT_TYPE": "Create, change and delete your event types",
-    "READ_MEMBERSHIP": "See your teams and their members",
-    "WRITE_MEMBERSHIP": "Manage your teams, invitations and members' roles",
-    "READ_PAYMENT": "See payments made for your bookings",
-    "READ_WEBHOOK": "See your webhooks and their deliveries",
-    "WRITE_WEBHOOK": "Create, change and delete your webhooks and send test events",
+    scopes.READ_PROFILE: "Read your profile: name, username, e-mail address and time zone",
+    scopes.READ_BOOKING: "See your bookings and when you are free",
+    scopes.WRITE_BOOKING: "Create, reschedule and cancel your bookings",
+    scopes.READ_SCHEDULE: "See your schedules and availability",
+    scopes.WRITE_SCHEDULE: "Create, change and delete your schedules",
+    scopes.READ_EVENT_TYPE: "See your event types",
+    scopes.WRITE_EVENT_TYPE: "Create, change and delete your event types",
+    scopes.READ_MEMBERSHIP: "See your teams and their members",
+    scopes.WRITE_MEMBERSHIP: "Manage your teams, invitations and members' roles",
+    scopes.READ_PAYMENT: "See payments made for your bookings",
+    scopes.READ_WEBHOOK: "See your webhooks and their deliveries",
+    scopes.WRITE_WEBHOOK: "Create, change and delete your webhooks and send test events",
 }
 
 OAUTH2_PROVIDER = {
     "SCOPES": SCOPES,
-    "DEFAULT_SCOPES": ["READ_PROFILE"],
+    "DEFAULT_SCOPES": [scopes.READ_PROFILE],
     "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=1800),
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": min(env.int("OAUTH_CODE_SECONDS", default=600), 600),
     # Idle time: a refresh token dies this long after its latest access token expired.
