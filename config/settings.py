@@ -11,6 +11,7 @@ from pathlib import Path
 import environ
 
 from core import scopes
+from core.datetimes import UTC_FORMAT
 from core.devdb import database_url as embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -210,7 +211,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.parsers.BoundedJSONParser"],  # depth and NUL checked once
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JSONFallbackNegotiation",
-    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",  # contract §1: UTC, whole seconds, Z
+    "DATETIME_FORMAT": UTC_FORMAT,  # UTC, whole seconds, Z (core.datetimes)
     "DEFAULT_AUTHENTICATION_CLASSES": ["core.authentication.CredentialAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],

@@ -10,12 +10,6 @@ filled in so that templates may use them.
 from datetime import UTC, datetime
 
 
-def iso_z(value) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _sample_booking():
     from accounts.models import User
     from scheduling.models import Attendee, Booking, BookingStatus, EventType
