@@ -1,15 +1,18 @@
 """Back office for people, teams, API keys and OAuth clients.
 
-Writes go through services where they exist (API keys: `accounts.services`; OAuth clients:
-`accounts.oauth.services`, which `createoauthclient` also uses). Staff edit memberships without the
-API's role rules, but never so that a team loses its last accepted OWNER
-(`accounts.services.membership_owner_loss`).
+Every write goes through the services the API uses (users, teams, memberships, API keys:
+`accounts.services`; OAuth clients: `accounts.oauth.services`, which `createoauthclient` also uses),
+so the same rules hold here. Staff edit teams and memberships without the API's role rules
+(`actor=None`), but never so that a team loses its last accepted OWNER: the forms say so next to the
+field (`accounts.services.membership_owner_loss`), and the services refuse it in any case.
 """
 
+from django import forms
 from django.apps import apps
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -34,9 +37,21 @@ from accounts.oauth.services import (
     oauth_client_set_suspended,
     oauth_client_update,
 )
-from accounts.services import api_key_create, api_key_revoke, membership_owner_loss
+from accounts.services import (
+    api_key_create,
+    api_key_revoke,
+    membership_create,
+    membership_delete,
+    membership_owner_loss,
+    membership_update,
+    team_create,
+    team_delete,
+    team_update,
+    user_create,
+    user_update,
+)
 from accounts.throttle import ThrottledAdminAuthenticationForm
-from core.admin import RevealOnceAdminMixin
+from core.admin import RevealOnceAdminMixin, ServiceRefusalAdminMixin
 
 # The admin's sign-in goes through the same throttle as /auth/login (accounts.throttle).
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -70,7 +85,7 @@ def adopt_saved(obj, saved) -> None:
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(ServiceRefusalAdminMixin, DjangoUserAdmin):
     add_form = UserAddForm
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("username", "email", "name", "password1", "password2")}),)
     fieldsets = (
@@ -110,6 +125,20 @@ class UserAdmin(DjangoUserAdmin):
     filter_horizontal = ("user_permissions",)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
+    def save_model(self, request, obj, form, change):
+        if change:
+            user_update(user=obj, **changed_values(form))
+            return
+        password = form.cleaned_data.get("password1") if obj.has_usable_password() else None
+        user = user_create(username=obj.username, email=obj.email, name=obj.name, password=password or None)
+        adopt_saved(obj, user)
+
+
+def changed_values(form) -> dict:
+    """The fields the operator changed, without many-to-many ones (`save_related` writes those)."""
+    many_to_many = {field.name for field in form._meta.model._meta.many_to_many}
+    return {name: form.cleaned_data[name] for name in form.changed_data if name not in many_to_many}
+
 
 # --- Teams and memberships -------------------------------------------------------------------
 
@@ -144,13 +173,76 @@ class MembershipInline(admin.TabularInline):
         return super().get_queryset(request).select_related("user")
 
 
+class TeamAddForm(forms.ModelForm):
+    """A team starts with an accepted OWNER, as through the API: the operator names who."""
+
+    owner = forms.ModelChoiceField(
+        queryset=User.objects.all(),
+        widget=AutocompleteSelect(Membership._meta.get_field("user"), admin.site),
+        help_text="Becomes the team's accepted OWNER.",
+    )
+    logo = forms.URLField(required=False, assume_scheme="https", max_length=2048)
+
+    class Meta:
+        model = Team
+        fields = ("name", "slug", "bio", "logo", "hide_branding", "owner")
+
+
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("name", "slug", "member_count", "hide_branding", "created_at")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
     inlines = (MembershipInline,)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = TeamAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_inlines(self, request, obj):
+        # A new team's first member is its owner, from the add form; the others follow on its page.
+        return self.inlines if obj is not None else ()
+
+    def save_model(self, request, obj, form, change):
+        values = {name: form.cleaned_data[name] for name in ("name", "slug", "bio", "logo", "hide_branding")}
+        if change:
+            team_update(team=obj, actor=None, **values)
+            return
+        adopt_saved(obj, team_create(owner=form.cleaned_data["owner"], **values))
+
+    def save_formset(self, request, form, formset, change):
+        """Memberships go through the membership services: additions and promotions first, then
+        demotions, then removals, so that a valid end state never passes through one with no
+        accepted OWNER."""
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        formset.save(commit=False)  # writes nothing; records what changed, for the admin's history
+        removed = [row.instance for row in formset.deleted_forms if row.instance.pk]
+        rows = [row for row in formset.forms if row.has_changed() and row not in formset.deleted_forms]
+
+        def becomes_owner(row) -> bool:
+            return row.cleaned_data.get("role") == MembershipRole.OWNER and bool(row.cleaned_data.get("accepted"))
+
+        for row in sorted(rows, key=lambda row: not becomes_owner(row)):
+            values = {key: row.cleaned_data.get(key) for key in ("role", "accepted", "disable_impersonation")}
+            if row.instance.pk is None:
+                membership = membership_create(
+                    actor=None, user_id=row.cleaned_data["user"].pk, team_id=form.instance.pk, **values
+                )
+                adopt_saved(row.instance, membership)
+            else:
+                membership_update(membership=row.instance, actor=None, **values)
+        for membership in removed:
+            membership_delete(membership=membership, actor=None)
+
+    def delete_model(self, request, obj):
+        team_delete(team=obj, actor=None)
+
+    def delete_queryset(self, request, queryset):
+        for team in queryset:
+            team_delete(team=team, actor=None)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(member_count=Count("memberships"))
@@ -161,7 +253,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("user", "user_email", "team", "role", "accepted", "disable_impersonation", "created_at")
     list_filter = ("role", "accepted", "team")
     search_fields = ("user__email", "team__name")
@@ -172,6 +264,9 @@ class MembershipAdmin(admin.ModelAdmin):
     def user_email(self, membership):
         return membership.user.email
 
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("user", "team")  # a membership does not change hands
+
     def get_form(self, request, obj=None, change=False, **kwargs):
         form_class = super().get_form(request, obj, change=change, **kwargs)
 
@@ -179,18 +274,32 @@ class MembershipAdmin(admin.ModelAdmin):
             def clean(self):
                 cleaned = super().clean()
                 membership = self.instance
-                if membership.pk is not None and "team" in cleaned:
-                    stays_owner = cleaned.get("accepted") and cleaned.get("role") == MembershipRole.OWNER
-                    others = _accepted_owner_ids(membership.team, exclude=[membership.pk])
-                    remaining = others | (
-                        {membership.pk} if stays_owner and cleaned["team"] == membership.team else set()
-                    )
-                    problem = membership_owner_loss(team=membership.team, remaining_owner_ids=remaining)
-                    if problem:
-                        raise ValidationError(problem)
+                stays_owner = cleaned.get("accepted") and cleaned.get("role") == MembershipRole.OWNER
+                others = _accepted_owner_ids(membership.team, exclude=[membership.pk])
+                remaining = others | ({membership.pk} if stays_owner else set())
+                problem = membership_owner_loss(team=membership.team, remaining_owner_ids=remaining)
+                if problem:
+                    raise ValidationError(problem)
                 return cleaned
 
         return form_class if obj is None else MembershipForm
+
+    def save_model(self, request, obj, form, change):
+        values = {key: form.cleaned_data.get(key) for key in ("role", "accepted", "disable_impersonation")}
+        if change:
+            membership_update(membership=obj, actor=None, **values)
+            return
+        membership = membership_create(
+            actor=None, user_id=form.cleaned_data["user"].pk, team_id=form.cleaned_data["team"].pk, **values
+        )
+        adopt_saved(obj, membership)
+
+    def delete_model(self, request, obj):
+        membership_delete(membership=obj, actor=None)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset:
+            membership_delete(membership=membership, actor=None)
 
     def get_deleted_objects(self, objs, request):
         """Deleting the last accepted owner of a team is refused on the confirmation page."""

@@ -9,6 +9,15 @@ def _accepted_team_ids(user: User):
     return Membership.objects.filter(user=user, accepted=True).values("team_id")
 
 
+TEAM_MANAGER_ROLES = (MembershipRole.ADMIN, MembershipRole.OWNER)
+
+
+def managed_team_ids(*, user: User) -> QuerySet[Membership]:
+    """The teams where `user` is an accepted ADMIN or OWNER, those who manage a team's event types
+    and webhooks: a `team_id` values query, to use as a subquery (or narrow and ask `.exists()`)."""
+    return Membership.objects.filter(user=user, accepted=True, role__in=TEAM_MANAGER_ROLES).values("team_id")
+
+
 def team_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[Team]:
     """Teams where the caller is an accepted member; a system admin sees all (narrowed by members)."""
     queryset = Team.objects.all()

@@ -39,8 +39,12 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
 
 # --- Teams and memberships (docs/api.md, "Teams and memberships") ---------------------------------
 #
-# Every role rule lives here, not in the views. A team's rows are changed under a lock on the
-# team, so that two concurrent requests cannot both remove "one of two" owners and leave none.
+# Every role rule lives here, not in the views or the admin. A team's rows are changed under a lock
+# on the team, so that two concurrent requests cannot both remove "one of two" owners and leave none.
+#
+# `actor=None` is an operator in the back office: staff act outside team roles (they are nobody's
+# member), so the role checks do not apply to them, but the team's invariants (an accepted OWNER,
+# a unique slug, one membership per user and team) do.
 
 OWNER_RANK = ROLE_RANK[MembershipRole.OWNER]
 ADMIN_RANK = ROLE_RANK[MembershipRole.ADMIN]
@@ -48,6 +52,10 @@ ADMIN_RANK = ROLE_RANK[MembershipRole.ADMIN]
 
 def _lock_team(team: Team) -> Team:
     return Team.objects.select_for_update().get(pk=team.pk)
+
+
+def _rank(*, actor: User | None, team: Team) -> int:
+    return OWNER_RANK + 1 if actor is None else membership_rank(user=actor, team=team)
 
 
 def _is_last_accepted_owner(membership: Membership) -> bool:
@@ -73,9 +81,10 @@ def membership_owner_loss(*, team: Team, remaining_owner_ids) -> str | None:
 
 @transaction.atomic
 def team_create(
-    *, actor: User, name: str, slug: str, bio: str = "", logo: str = "", hide_branding: bool = False
+    *, owner: User, name: str, slug: str, bio: str = "", logo: str = "", hide_branding: bool = False
 ) -> Team:
-    """Make a team with the caller as its accepted OWNER, so that it never starts without one."""
+    """Make a team with `owner` (the API's caller, or the user an operator names) as its accepted
+    OWNER, so that it never starts without one."""
     if Team.objects.filter(slug=slug).exists():
         raise Conflict(f"A team with the slug '{slug}' already exists.")
     team = Team(name=name, slug=slug, bio=bio, logo=logo, hide_branding=hide_branding)
@@ -85,15 +94,15 @@ def team_create(
             team.save()
     except IntegrityError:
         raise Conflict(f"A team with the slug '{slug}' already exists.") from None
-    Membership.objects.create(user=actor, team=team, accepted=True, role=MembershipRole.OWNER)
+    Membership.objects.create(user=owner, team=team, accepted=True, role=MembershipRole.OWNER)
     return team
 
 
 @transaction.atomic
-def team_update(*, team: Team, actor: User, **fields) -> Team:
+def team_update(*, team: Team, actor: User | None, **fields) -> Team:
     """Change a team's profile: accepted ADMINs and OWNERs only."""
     team = _lock_team(team)
-    if membership_rank(user=actor, team=team) < ADMIN_RANK:
+    if _rank(actor=actor, team=team) < ADMIN_RANK:
         raise Forbidden("Only the team's admins and owners may change it.")
     slug = fields.get("slug")
     if slug is not None and Team.objects.filter(slug=slug).exclude(pk=team.pk).exists():
@@ -106,10 +115,10 @@ def team_update(*, team: Team, actor: User, **fields) -> Team:
 
 
 @transaction.atomic
-def team_delete(*, team: Team, actor: User) -> None:
+def team_delete(*, team: Team, actor: User | None) -> None:
     """Delete a team with its memberships: accepted OWNERs only."""
     team = _lock_team(team)
-    if membership_rank(user=actor, team=team) < OWNER_RANK:
+    if _rank(actor=actor, team=team) < OWNER_RANK:
         raise Forbidden("Only the team's owners may delete it.")
     team.delete()
 
@@ -117,7 +126,7 @@ def team_delete(*, team: Team, actor: User) -> None:
 @transaction.atomic
 def membership_create(
     *,
-    actor: User,
+    actor: User | None,
     user_id: int,
     team_id: int,
     role: str = MembershipRole.MEMBER,
@@ -125,12 +134,13 @@ def membership_create(
     accepted: bool | None = None,
 ) -> Membership:
     """Invite `user` into `team`. The result is a pending invitation, which only the invited user
-    can accept, unless a system admin sets `accepted` (e.g. when migrating teams).
+    can accept, unless a system admin or an operator sets `accepted` (e.g. when migrating teams).
 
     A team the caller has no membership of (not even an invitation) is reported as not existing,
     like any hidden object."""
     teams = Team.objects.filter(pk=team_id)
-    if not actor.is_system_admin:
+    trusted = actor is None or actor.is_system_admin
+    if not trusted:
         teams = teams.filter(memberships__user=actor)
     team = teams.first()
     user = User.objects.filter(pk=user_id).first()
@@ -142,12 +152,12 @@ def membership_create(
     if missing:
         raise ValidationError(missing)
     team = _lock_team(team)
-    rank = membership_rank(user=actor, team=team)
+    rank = _rank(actor=actor, team=team)
     if rank < ADMIN_RANK:
         raise Forbidden("Only the team's admins and owners may add members.")
     if role == MembershipRole.OWNER and rank < OWNER_RANK:
         raise Forbidden("Only an owner may grant the OWNER role.")
-    if accepted is not None and not actor.is_system_admin:
+    if accepted is not None and not trusted:
         raise Forbidden("Only system administrators may set 'accepted'; the invited user accepts.")
     if Membership.objects.filter(user=user, team=team).exists():
         raise Conflict(f"User {user.pk} is already a member of (or invited to) team {team.pk}.")
@@ -163,7 +173,7 @@ def membership_create(
 def membership_update(
     *,
     membership: Membership,
-    actor: User,
+    actor: User | None,
     accepted: bool | None = None,
     role: str | None = None,
     disable_impersonation: bool | None = None,
@@ -174,24 +184,28 @@ def membership_update(
     - `role`: accepted ADMINs/OWNERs; only an OWNER grants or takes away OWNER (so an ADMIN can
       never change an OWNER); the last accepted OWNER cannot be demoted (409);
     - `disable_impersonation`: only the member themselves.
+
+    An operator (`actor=None`) may change any of them, also withdraw an acceptance, but the team
+    still keeps an accepted OWNER (409).
     """
     _lock_team(membership.team)
     membership = Membership.objects.select_for_update().get(pk=membership.pk)
-    is_self = membership.user_id == actor.pk
+    is_self = actor is None or membership.user_id == actor.pk
+    was_last_owner = _is_last_accepted_owner(membership)
     if accepted is not None:
         if not is_self:
             raise Forbidden("Only the invited user may accept an invitation.")
-        if accepted is not True:
+        if accepted is not True and actor is not None:
             raise ValidationError(
                 {"accepted": ["An invitation can only be accepted; to leave, delete the membership."]}
             )
-        membership.accepted = True
+        membership.accepted = accepted
     if disable_impersonation is not None:
         if not is_self:
             raise Forbidden("Only the member may change their own impersonation setting.")
         membership.disable_impersonation = disable_impersonation
     if role is not None and role != membership.role:
-        rank = membership_rank(user=actor, team=membership.team)
+        rank = _rank(actor=actor, team=membership.team)
         if rank < ADMIN_RANK:
             raise Forbidden("Only the team's admins and owners may change roles.")
         if MembershipRole.OWNER in (role, membership.role) and rank < OWNER_RANK:
@@ -199,20 +213,49 @@ def membership_update(
         if membership.role == MembershipRole.OWNER and _is_last_accepted_owner(membership):
             raise Conflict("The team's last accepted owner cannot be demoted; make someone else owner first.")
         membership.role = role
+    if was_last_owner and not membership.accepted:
+        raise Conflict("The team's last accepted owner cannot withdraw; make someone else owner first.")
     membership.full_clean()
     membership.save()
     return membership
 
 
 @transaction.atomic
-def membership_delete(*, membership: Membership, actor: User) -> None:
+def membership_delete(*, membership: Membership, actor: User | None) -> None:
     """A member may leave; anyone else's role must outrank the target's. A team always keeps an
     accepted OWNER, whoever asks (409)."""
     _lock_team(membership.team)
     membership = Membership.objects.select_for_update().get(pk=membership.pk)
-    if membership.user_id != actor.pk:
-        if membership_rank(user=actor, team=membership.team) <= ROLE_RANK[MembershipRole(membership.role)]:
+    if actor is not None and membership.user_id != actor.pk:
+        if _rank(actor=actor, team=membership.team) <= ROLE_RANK[MembershipRole(membership.role)]:
             raise Forbidden("Your role in this team must outrank the member's to remove them.")
     if _is_last_accepted_owner(membership):
         raise Conflict("The team's last accepted owner cannot be removed; make someone else owner first.")
     membership.delete()
+
+
+# --- Users (the back office adds and edits them; the API only reads /me) ----------------------
+
+
+@transaction.atomic
+def user_create(*, username: str, email: str, name: str = "", password: str | None = None) -> User:
+    """Make a user; without `password` the account cannot sign in with one."""
+    user = User(username=username, email=email, name=name)
+    if password is None:
+        user.set_unusable_password()
+    else:
+        user.set_password(password)
+    user.full_clean()
+    user.save()
+    return user
+
+
+@transaction.atomic
+def user_update(*, user: User, **fields) -> User:
+    """Change a user's profile, preferences or staff flags; the model's rules (unique e-mail, a real
+    time zone, ...) are checked before anything is written."""
+    for name, value in fields.items():
+        setattr(user, name, value)
+    user.full_clean()
+    user.save()
+    return user

@@ -20,6 +20,7 @@ from accounts.services import (
 )
 from core.exceptions import ApplicationError
 from core.query import is_ascii_integer, query_int
+from core.scopes import READ_MEMBERSHIP, READ_PROFILE, WRITE_MEMBERSHIP
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -31,17 +32,17 @@ from core.viewsets import (
 )
 
 MEMBERSHIP_SCOPES = {
-    "GET": "READ_MEMBERSHIP",
-    "POST": "WRITE_MEMBERSHIP",
-    "PATCH": "WRITE_MEMBERSHIP",
-    "DELETE": "WRITE_MEMBERSHIP",
+    "GET": READ_MEMBERSHIP,
+    "POST": WRITE_MEMBERSHIP,
+    "PATCH": WRITE_MEMBERSHIP,
+    "DELETE": WRITE_MEMBERSHIP,
 }
 
 
 class MeView(ResourceAPIView):
     """The signed-in user's profile."""
 
-    scopes = {"GET": "READ_PROFILE"}
+    scopes = {"GET": READ_PROFILE}
 
     @extend_schema(responses=inline_serializer("MeResponse", {"user": MeSerializer()}))
     def get(self, request):
@@ -63,7 +64,7 @@ class TeamViewSet(
         return team_list(user=self.request.user, user_ids=user_ids)
 
     def perform_create(self, data):
-        return team_create(actor=self.request.user, **data)
+        return team_create(owner=self.request.user, **data)
 
     def perform_update(self, instance, data):
         return team_update(team=instance, actor=self.request.user, **data)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import environ
 
+from core import scopes
+from core.datetimes import UTC_FORMAT
 from core.devdb import database_url as embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -133,7 +135,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
 )
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Celery's Django fixup otherwise closes the database connection around every task: a reconnect
-# (~10 ms) would cost more than a whole webhook delivery (~2 ms). See docs/webhooks.md.
+# would cost more than a whole webhook delivery (figures in docs/benchmarks.md; docs/webhooks.md).
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 # --- Auth --------------------------------------------------------------------------------------
@@ -155,23 +157,23 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 SCOPES = {
-    "READ_PROFILE": "Read your profile: name, username, e-mail address and time zone",
-    "READ_BOOKING": "See your bookings and when you are free",
-    "WRITE_BOOKING": "Create, reschedule and cancel your bookings",
-    "READ_SCHEDULE": "See your schedules and availability",
-    "WRITE_SCHEDULE": "Create, change and delete your schedules",
-    "READ_EVENT_TYPE": "See your event types",
-    "WRITE_EVENT_TYPE": "Create, change and delete your event types",
-    "READ_MEMBERSHIP": "See your teams and their members",
-    "WRITE_MEMBERSHIP": "Manage your teams, invitations and members' roles",
-    "READ_PAYMENT": "See payments made for your bookings",
-    "READ_WEBHOOK": "See your webhooks and their deliveries",
-    "WRITE_WEBHOOK": "Create, change and delete your webhooks and send test events",
+    scopes.READ_PROFILE: "Read your profile: name, username, e-mail address and time zone",
+    scopes.READ_BOOKING: "See your bookings and when you are free",
+    scopes.WRITE_BOOKING: "Create, reschedule and cancel your bookings",
+    scopes.READ_SCHEDULE: "See your schedules and availability",
+    scopes.WRITE_SCHEDULE: "Create, change and delete your schedules",
+    scopes.READ_EVENT_TYPE: "See your event types",
+    scopes.WRITE_EVENT_TYPE: "Create, change and delete your event types",
+    scopes.READ_MEMBERSHIP: "See your teams and their members",
+    scopes.WRITE_MEMBERSHIP: "Manage your teams, invitations and members' roles",
+    scopes.READ_PAYMENT: "See payments made for your bookings",
+    scopes.READ_WEBHOOK: "See your webhooks and their deliveries",
+    scopes.WRITE_WEBHOOK: "Create, change and delete your webhooks and send test events",
 }
 
 OAUTH2_PROVIDER = {
     "SCOPES": SCOPES,
-    "DEFAULT_SCOPES": ["READ_PROFILE"],
+    "DEFAULT_SCOPES": [scopes.READ_PROFILE],
     "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=1800),
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": min(env.int("OAUTH_CODE_SECONDS", default=600), 600),
     # Idle time: a refresh token dies this long after its latest access token expired.
@@ -210,8 +212,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["core.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.parsers.BoundedJSONParser"],  # depth and NUL checked once
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JSONFallbackNegotiation",
-    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",  # contract §1: UTC, whole seconds, Z
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.CredentialAuthentication"],
+    "DATETIME_FORMAT": UTC_FORMAT,  # UTC, whole seconds, Z (core.datetimes)
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["core.ratelimit.CredentialRateThrottle"],
     "EXCEPTION_HANDLER": "core.exceptions.problem_exception_handler",

@@ -1,11 +1,52 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from core.exceptions import ApplicationError
 from core.models import App
+
+
+def refusal_text(error: ValidationError | ApplicationError) -> str:
+    """What an operator reads when a service refuses a write."""
+    if isinstance(error, ApplicationError):
+        return str(error.detail)
+    return " ".join(error.messages)
+
+
+class ServiceRefusalAdminMixin:
+    """The admin's writes go through the services, which refuse broken rules with `ValidationError`
+    or an `ApplicationError` (`Conflict`, `Forbidden`). A refusal raised while saving (in
+    `save_model`, `save_related`, `delete_model` or an action) rolls the whole admin request back
+    (Django's admin views run in one transaction) and is shown as an error message on the page the
+    operator came from, instead of a server error. Rules a form can check before saving stay in the
+    form, where they show next to the field."""
+
+    def _refused(self, request, error) -> HttpResponseRedirect:
+        self.message_user(request, refusal_text(error), messages.ERROR)
+        return HttpResponseRedirect(request.get_full_path())
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except (ValidationError, ApplicationError) as error:
+            return self._refused(request, error)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except (ValidationError, ApplicationError) as error:
+            return self._refused(request, error)
+
+    def changelist_view(self, request, extra_context=None):
+        try:
+            with transaction.atomic():
+                return super().changelist_view(request, extra_context)
+        except (ValidationError, ApplicationError) as error:
+            return self._refused(request, error)
 
 
 class RevealOnceAdminMixin:

@@ -1,4 +1,6 @@
-"""The API's scopes (docs/api.md, Scopes). `WRITE_X` implies `READ_X`; scope strings may use spaces or commas."""
+"""The API's scopes (docs/api.md, Scopes), named once here: `settings.SCOPES` (their descriptions)
+and every view's `scopes = {...}` use these constants. `WRITE_X` implies `READ_X`; scope strings may use
+spaces or commas."""
 
 import re
 

@@ -28,6 +28,7 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.fields import SkipField
 from rest_framework.settings import api_settings
 
+from core.datetimes import UTC_FORMAT, utc_text
 from core.limits import JsonBounds, inspect_json, limit
 
 
@@ -223,6 +224,8 @@ class FastReadMixin:
                 value = value.astimezone(zone)
             except OverflowError:
                 return field.to_representation(value)  # DRF's validation error
+        if output_format == UTC_FORMAT and zone is datetime.UTC:
+            return utc_text(value)
         numeric = _numeric_format(output_format)
         if numeric is not None and value.year >= 1000:  # below, the C library may not pad %Y
             template, read = numeric

@@ -98,7 +98,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
 
     @property
     def is_system_admin(self) -> bool:
-        return getattr(self.request.user, "role", None) == "ADMIN"
+        return getattr(self.request.user, "is_system_admin", False)  # `accounts.models.User`'s rule
 
     def requested_user_ids(self) -> list[int] | None:
         """The `?userId=` filter (repeatable): only system admins may name someone else."""

@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema
 
 from core.query import query_bool, query_int
+from core.scopes import READ_PAYMENT
 from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
 from payments.selectors import payment_rows
 from payments.serializers import PaymentFilterSerializer, PaymentSerializer
@@ -9,7 +10,7 @@ from payments.serializers import PaymentFilterSerializer, PaymentSerializer
 class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
     """Read-only: POST, PATCH and DELETE are 405."""
 
-    scopes = {"GET": "READ_PAYMENT"}
+    scopes = {"GET": READ_PAYMENT}
     envelope_singular = "payment"
     envelope_plural = "payments"
     serializer_class = PaymentSerializer

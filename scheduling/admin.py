@@ -2,8 +2,9 @@
 
 Schedules and their availability are written through `scheduling.services.schedules` (which keeps
 the owner's default schedule right); bookings change state only through the booking services'
-actions (which emit the webhook events). Event types are a plain model admin with model validation:
-their services check the acting user's team role, which an operator does not have.
+actions (which emit the webhook events). Event types are written through
+`scheduling.services.event_types`, as an operator (`actor=None`): team roles do not apply to staff,
+the event type's own rules (one owner, a slug unique per owner, its schedule) do.
 """
 
 from django import forms
@@ -12,10 +13,12 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 
 from accounts.admin import adopt_saved
+from core.admin import ServiceRefusalAdminMixin
 from core.exceptions import ApplicationError
 from payments.admin import format_money
 from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
 from scheduling.services.bookings import booking_cancel, booking_confirm, booking_reject
+from scheduling.services.event_types import EDITABLE_FIELDS, event_type_create, event_type_delete, event_type_update
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
 WEEKDAY_CHOICES = [
@@ -143,12 +146,33 @@ class ScheduleAdmin(admin.ModelAdmin):
 
 
 @admin.register(EventType)
-class EventTypeAdmin(admin.ModelAdmin):
+class EventTypeAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("title", "slug", "owner", "team", "length", "price_display", "schedule", "hidden")
     list_filter = ("hidden", "requires_confirmation", "currency")
     search_fields = ("title", "slug", "owner__email", "team__name")
     list_select_related = ("owner", "team", "schedule")
     autocomplete_fields = ("owner", "team", "schedule")
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("owner", "team")  # an event type does not change hands
+
+    def save_model(self, request, obj, form, change):
+        values = {name: form.cleaned_data[name] for name in EDITABLE_FIELDS if name in form.cleaned_data}
+        schedule = form.cleaned_data.get("schedule")
+        if change:
+            event_type_update(event_type=obj, actor=None, schedule_id=getattr(schedule, "pk", None), **values)
+            return
+        event_type = event_type_create(
+            user=obj.owner, team_id=obj.team_id, schedule_id=getattr(schedule, "pk", None), **values
+        )
+        adopt_saved(obj, event_type)
+
+    def delete_model(self, request, obj):
+        event_type_delete(event_type=obj, actor=None)
+
+    def delete_queryset(self, request, queryset):
+        for event_type in queryset:
+            event_type_delete(event_type=event_type, actor=None)
 
     @admin.display(description="price", ordering="price")
     def price_display(self, event_type):

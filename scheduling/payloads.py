@@ -15,10 +15,12 @@ booking's latest payment unless it is given.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+
+from core.datetimes import iso_utc, iso_utc_ms
 
 BOOKING_CREATED = "BOOKING_CREATED"
 BOOKING_REQUESTED = "BOOKING_REQUESTED"
@@ -152,20 +154,6 @@ ALWAYS_LISTED_FIELDS = ("name", "email", "location", "notes", "guests", "resched
 
 TIME_FORMATS = {12: "h:mma", 24: "HH:mm"}
 ICAL_UID_DOMAIN = "Cal.com"
-
-
-def iso_utc(value: datetime | None) -> str | None:
-    """Cal.com's `dayjs(...).utc().format()`: seconds, `Z`."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def iso_utc_ms(value: datetime | None) -> str | None:
-    """A JavaScript Date in JSON (`toISOString()`): milliseconds, `Z`; as Cal.com's booking records."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def utc_offset(time_zone: str, at: datetime) -> int:

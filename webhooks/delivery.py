@@ -1,4 +1,5 @@
-"""The delivery engine (contract §5.2): claim a delivery, send one attempt, log it, decide what next.
+"""The delivery engine: claim a delivery, send one attempt, log it, decide what next (the rules are
+in docs/webhooks.md, "Retries, failures and the delivery log").
 
 A delivery row moves pending → delivering → succeeded | pending (retry) | failed, or to cancelled
 when its webhook is deactivated. Whoever holds a row's lease (`lease_expires_at`) owns it: the
@@ -19,6 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.datetimes import iso_utc
 from webhooks import sending
 from webhooks.conf import webhook_setting
 from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, RECORD_SUCCESS_SQL, from_row
@@ -32,7 +34,6 @@ from webhooks.models import (
     WebhookDelivery,
 )
 from webhooks.outbox import webhook_deactivate
-from webhooks.samples import iso_z
 from webhooks.scheduled import fire_due_scheduled_triggers
 from webhooks.signing import signature_headers
 from webhooks.templating import render
@@ -62,7 +63,7 @@ def build_request(delivery: WebhookDelivery, webhook: Webhook, now: datetime) ->
     rendered = render(
         webhook.payload_template,
         trigger_event=delivery.trigger_event,
-        created_at=iso_z(delivery.event_created_at),
+        created_at=iso_utc(delivery.event_created_at),
         payload=delivery.payload,
     )
     headers = {"Content-Type": rendered.content_type, "User-Agent": user_agent()}
@@ -237,7 +238,7 @@ def _note_failure(webhook: Webhook, now: datetime) -> None:
     if webhook.active and now - webhook.failing_since >= timedelta(seconds=window):
         webhook_deactivate(
             webhook=webhook,
-            reason=f"Every delivery failed since {iso_z(webhook.failing_since)}; disabled automatically.",
+            reason=f"Every delivery failed since {iso_utc(webhook.failing_since)}; disabled automatically.",
         )
 
 

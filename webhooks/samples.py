@@ -7,15 +7,7 @@ have: those sent only when they apply (`cancellationReason`, `rescheduleUid`, `p
 `smsReminderNumber`, …) are filled in so that templates may use them.
 """
 
-from datetime import UTC
-
 from webhooks.sources import bookings
-
-
-def iso_z(value) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class _SamplePayment:

@@ -3,10 +3,8 @@ the reads that decide which webhooks hear about an event."""
 
 from django.db.models import Prefetch, Q, QuerySet
 
-from accounts.models import Membership, MembershipRole
+from accounts.selectors import managed_team_ids
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
-
-ADMIN_ROLES = (MembershipRole.ADMIN, MembershipRole.OWNER)
 
 
 def webhook_list(*, user, user_ids: list[int] | None = None) -> QuerySet[Webhook]:
@@ -22,7 +20,7 @@ def webhook_list(*, user, user_ids: list[int] | None = None) -> QuerySet[Webhook
         if user_ids:
             queryset = queryset.filter(Q(user_id__in=user_ids) | Q(event_type__owner_id__in=user_ids))
         return queryset
-    administered = Membership.objects.filter(user=user, accepted=True, role__in=ADMIN_ROLES).values("team_id")
+    administered = managed_team_ids(user=user)
     return queryset.filter(
         Q(user=user, team__isnull=True, event_type__isnull=True)
         | Q(event_type__owner=user)

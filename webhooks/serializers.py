@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from core.datetimes import iso_utc
 from core.limits import json_text_depth_exceeds, limit
 from core.serializers import (
     ApiSerializer,
@@ -12,7 +13,6 @@ from core.serializers import (
     CompactUserSerializer,
 )
 from core.validators import validate_no_space_or_control
-from webhooks.samples import iso_z
 from webhooks.templating import is_json_template
 
 
@@ -23,7 +23,7 @@ class ScheduledTriggerSerializer(ApiSerializer):
     start_after = serializers.SerializerMethodField()
 
     def get_start_after(self, trigger) -> str:
-        return iso_z(trigger.start_after)
+        return iso_utc(trigger.start_after)
 
 
 class CompactOAuthClientSerializer(ApiSerializer):
@@ -67,7 +67,7 @@ class WebhookSerializer(ApiSerializer):
         return webhook.payload_template or None
 
     def get_created_at(self, webhook) -> str:
-        return iso_z(webhook.created_at)
+        return iso_utc(webhook.created_at)
 
     def get_disabled_reason(self, webhook) -> str | None:
         return webhook.disabled_reason or None
@@ -81,7 +81,7 @@ class WebhookSerializer(ApiSerializer):
     def get_previous_secret_expires_at(self, webhook) -> str | None:
         if not webhook.previous_secret:
             return None
-        return iso_z(webhook.previous_secret_expires_at)
+        return iso_utc(webhook.previous_secret_expires_at)
 
 
 class SubscriberUrlField(serializers.CharField):
@@ -165,7 +165,7 @@ class DeliveryAttemptSerializer(ApiSerializer):
     error = serializers.SerializerMethodField()
 
     def get_attempted_at(self, attempt) -> str:
-        return iso_z(attempt.attempted_at)
+        return iso_utc(attempt.attempted_at)
 
     def get_error_class(self, attempt) -> str | None:
         return attempt.error_class or None
@@ -188,16 +188,16 @@ class DeliverySerializer(ApiSerializer):
     payload = serializers.JSONField(read_only=True)
 
     def get_next_attempt_at(self, delivery) -> str | None:
-        return iso_z(delivery.next_attempt_at)
+        return iso_utc(delivery.next_attempt_at)
 
     def get_last_attempt_at(self, delivery) -> str | None:
-        return iso_z(delivery.last_attempt_at)
+        return iso_utc(delivery.last_attempt_at)
 
     def get_delivered_at(self, delivery) -> str | None:
-        return iso_z(delivery.delivered_at)
+        return iso_utc(delivery.delivered_at)
 
     def get_created_at(self, delivery) -> str:
-        return iso_z(delivery.event_created_at)
+        return iso_utc(delivery.event_created_at)
 
 
 class DeliveryDetailSerializer(DeliverySerializer):

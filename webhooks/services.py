@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import Membership, MembershipRole, Team
+from accounts.models import Membership, Team
+from accounts.selectors import managed_team_ids
 from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
 from webhooks.delivery import attempt_delivery
@@ -26,9 +27,6 @@ from webhooks.signing import SECRET_PREFIX, generate_secret, new_message_id, sta
 from webhooks.sources import bookings
 from webhooks.ssrf import TargetRefused, resolve_target
 from webhooks.templating import validate_template
-
-ADMIN_ROLES = (MembershipRole.ADMIN, MembershipRole.OWNER)
-
 
 # --- validation -------------------------------------------------------------------------------
 
@@ -63,7 +61,7 @@ def validate_secret(secret: str) -> None:
 
 
 def _is_team_admin(user, team_id: int) -> bool:
-    return Membership.objects.filter(user=user, team_id=team_id, accepted=True, role__in=ADMIN_ROLES).exists()
+    return managed_team_ids(user=user).filter(team_id=team_id).exists()
 
 
 def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_client_id) -> dict:

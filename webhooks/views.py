@@ -8,6 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
+from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -37,7 +38,7 @@ from webhooks.services import (
 )
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-SCOPES = {"GET": "READ_WEBHOOK", "POST": "WRITE_WEBHOOK", "PATCH": "WRITE_WEBHOOK", "DELETE": "WRITE_WEBHOOK"}
+SCOPES = {"GET": READ_WEBHOOK, "POST": WRITE_WEBHOOK, "PATCH": WRITE_WEBHOOK, "DELETE": WRITE_WEBHOOK}
 
 
 WEBHOOK_ENVELOPE = inline_serializer("WebhookSecretEnvelope", {"webhook": WebhookSerializer()})
@@ -115,7 +116,7 @@ class WebhookViewSet(
 class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
     """The delivery log of one webhook, newest first; `?status=` filters."""
 
-    scopes = {"GET": "READ_WEBHOOK", "POST": "WRITE_WEBHOOK"}
+    scopes = {"GET": READ_WEBHOOK, "POST": WRITE_WEBHOOK}
     envelope_singular = "delivery"
     envelope_plural = "deliveries"
     resource_label = "Delivery"

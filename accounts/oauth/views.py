@@ -37,6 +37,7 @@ from accounts.oauth.forms import ConsentForm
 from accounts.oauth.serializers import OAuthMeSerializer
 from accounts.throttle import ThrottledAuthenticationForm
 from core.authentication import bearer_token
+from core.scopes import READ_PROFILE
 
 ERROR_DESCRIPTIONS = {
     "invalid_request": "The request is missing a parameter or has an invalid one.",
@@ -317,7 +318,7 @@ def metadata(request):
 class OAuthMeView(APIView):
     """`GET /api/auth/oauth/me`: who the access token acts for."""
 
-    scopes = {"GET": "READ_PROFILE"}
+    scopes = {"GET": READ_PROFILE}
     serializer_class = OAuthMeSerializer
 
     @extend_schema(operation_id="oauth_me", responses=OAuthMeSerializer, tags=["oauth"])

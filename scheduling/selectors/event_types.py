@@ -5,11 +5,10 @@ import functools
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from accounts.models import Membership, MembershipRole, User
+from accounts.models import Membership, User
+from accounts.selectors import managed_team_ids
 from core.rows import RowLayout, instances, row_layout
 from scheduling.models import EventType, Schedule
-
-TEAM_MANAGERS = (MembershipRole.ADMIN, MembershipRole.OWNER)
 
 
 def _visible_filter(user: User) -> Q:
@@ -101,7 +100,7 @@ def event_type_bookable(*, user: User, event_type_id: int) -> EventType | None:
 
 
 def user_manages_team(*, user: User, team_id: int) -> bool:
-    return Membership.objects.filter(user=user, team_id=team_id, accepted=True, role__in=TEAM_MANAGERS).exists()
+    return managed_team_ids(user=user).filter(team_id=team_id).exists()
 
 
 def user_is_team_member(*, user: User, team_id: int) -> bool:

@@ -14,11 +14,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.datetimes import iso_utc
 from core.exceptions import Conflict
 from core.models import App
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
-from scheduling.payloads import booking_payload, iso_utc
+from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.slots import event_type_host, slot_is_offered
 from webhooks.models import Webhook, WebhookTrigger

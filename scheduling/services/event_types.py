@@ -1,5 +1,7 @@
 """Writes on event types. Who may write: the owner of a personal event type, an accepted ADMIN or
-OWNER of the team of a team event type, and system admins."""
+OWNER of the team of a team event type, system admins, and operators in the back office
+(`actor=None`: staff act outside team roles, but the event type's own rules, such as a slug unique
+per owner, hold for them too)."""
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -25,8 +27,8 @@ EDITABLE_FIELDS = (
 )
 
 
-def _check_can_manage(*, actor: User, event_type: EventType) -> None:
-    if actor.is_system_admin:
+def _check_can_manage(*, actor: User | None, event_type: EventType) -> None:
+    if actor is None or actor.is_system_admin:
         return
     if event_type.team_id is not None and not user_manages_team(user=actor, team_id=event_type.team_id):
         raise Forbidden(f"Only an admin or owner of team {event_type.team_id} may change its event types.")
@@ -34,12 +36,16 @@ def _check_can_manage(*, actor: User, event_type: EventType) -> None:
         raise Forbidden("Only the owner may change this event type.")
 
 
-def _schedule_for(*, actor: User, event_type: EventType, schedule_id: int | None) -> Schedule | None:
-    """The schedule must be the caller's (or, for an admin editing someone's event type, the owner's)."""
+def _schedule_for(*, actor: User | None, event_type: EventType, schedule_id: int | None) -> Schedule | None:
+    """The schedule must be the caller's (or, for an admin editing someone's event type, the owner's).
+    An operator may pick any schedule for a team event type."""
     if schedule_id is None:
         return None
-    allowed_users = {actor.pk, event_type.owner_id} - {None}
-    schedule = Schedule.objects.filter(pk=schedule_id, user_id__in=allowed_users).first()
+    schedules = Schedule.objects.filter(pk=schedule_id)
+    if actor is not None or event_type.team_id is None:
+        allowed_users = {getattr(actor, "pk", None), event_type.owner_id} - {None}
+        schedules = schedules.filter(user_id__in=allowed_users)
+    schedule = schedules.first()
     if schedule is None:
         raise ValidationError({"scheduleId": f"Schedule {schedule_id} does not exist."})
     return schedule
@@ -68,10 +74,15 @@ def _save(event_type: EventType) -> EventType:
 
 
 @transaction.atomic
-def event_type_create(*, user: User, team_id: int | None = None, schedule_id: int | None = None, **fields) -> EventType:
-    """A personal event type of `user`, or with `team_id` one of that team (caller ADMIN/OWNER)."""
+def event_type_create(
+    *, user: User | None, team_id: int | None = None, schedule_id: int | None = None, **fields
+) -> EventType:
+    """A personal event type of `user`, or with `team_id` one of that team (caller ADMIN/OWNER, or
+    an operator: `user=None`)."""
+    if user is None and team_id is None:
+        raise ValidationError("An event type belongs to a user or to a team.")
     event_type = EventType(owner=None if team_id is not None else user, team_id=team_id, **fields)
-    if team_id is not None and not user.is_system_admin:
+    if team_id is not None and user is not None and not user.is_system_admin:
         if not user_is_team_member(user=user, team_id=team_id):
             raise ValidationError({"teamId": f"Team {team_id} does not exist."})
         if not user_manages_team(user=user, team_id=team_id):
@@ -83,7 +94,7 @@ def event_type_create(*, user: User, team_id: int | None = None, schedule_id: in
 
 
 @transaction.atomic
-def event_type_update(*, event_type: EventType, actor: User, **fields) -> EventType:
+def event_type_update(*, event_type: EventType, actor: User | None, **fields) -> EventType:
     _check_can_manage(actor=actor, event_type=event_type)
     if "schedule_id" in fields:
         event_type.schedule = _schedule_for(actor=actor, event_type=event_type, schedule_id=fields.pop("schedule_id"))
@@ -95,7 +106,7 @@ def event_type_update(*, event_type: EventType, actor: User, **fields) -> EventT
 
 
 @transaction.atomic
-def event_type_delete(*, event_type: EventType, actor: User) -> None:
+def event_type_delete(*, event_type: EventType, actor: User | None) -> None:
     """Existing bookings stay (their `eventTypeId` becomes null); they are history."""
     _check_can_manage(actor=actor, event_type=event_type)
     event_type.delete()

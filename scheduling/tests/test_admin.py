@@ -280,3 +280,51 @@ def test_reject_action_rejects_pending_bookings(operator_client):
 
     pending.refresh_from_db()
     assert pending.status == BookingStatus.REJECTED
+
+
+def event_type_form(**overrides) -> dict:
+    data = {
+        "title": "Intro",
+        "slug": "intro",
+        "length": 30,
+        "price": 0,
+        "currency": "usd",
+        "minimum_booking_notice": 0,
+        "before_event_buffer": 0,
+        "after_event_buffer": 0,
+    }
+    data.update(overrides)
+    return data
+
+
+def test_operator_adds_a_team_event_type_through_the_service(operator_client):
+    team = TeamFactory()
+
+    response = operator_client.post(reverse("admin:scheduling_eventtype_add"), event_type_form(team=team.pk))
+
+    assert response.status_code == 302
+    assert team.event_types.get().slug == "intro"
+
+
+def test_an_event_type_with_someone_elses_schedule_is_refused_with_a_message(operator_client):
+    owner, stranger_schedule = UserFactory(), ScheduleFactory()
+
+    response = operator_client.post(
+        reverse("admin:scheduling_eventtype_add"),
+        event_type_form(owner=owner.pk, schedule=stranger_schedule.pk),
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert f"Schedule {stranger_schedule.pk} does not exist." in response.content.decode()
+    assert not owner.event_types.exists()
+
+
+def test_an_event_type_slug_taken_by_the_same_owner_is_refused(operator_client):
+    existing = EventTypeFactory(slug="intro")
+
+    response = operator_client.post(reverse("admin:scheduling_eventtype_add"), event_type_form(owner=existing.owner.pk))
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors
+    assert existing.owner.event_types.count() == 1

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from core.exceptions import NotFound
 from core.query import parse_int, query_bool, single
+from core.scopes import READ_BOOKING, WRITE_BOOKING
 from core.viewsets import (
     CreateModelMixin,
     ListModelMixin,
@@ -65,7 +66,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     """Bookings the caller organises (system admins: all). Create (Cal.com v1's body and answer),
     reschedule, confirm or reject, cancel; DELETE cancels, there is no hard delete."""
 
-    scopes = {"GET": "READ_BOOKING", "POST": "WRITE_BOOKING", "PATCH": "WRITE_BOOKING", "DELETE": "WRITE_BOOKING"}
+    scopes = {"GET": READ_BOOKING, "POST": WRITE_BOOKING, "PATCH": WRITE_BOOKING, "DELETE": WRITE_BOOKING}
     envelope_singular = "booking"
     envelope_plural = "bookings"
     serializer_class = BookingSerializer

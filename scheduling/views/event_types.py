@@ -1,5 +1,6 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from core.scopes import READ_EVENT_TYPE, WRITE_EVENT_TYPE
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -23,10 +24,10 @@ class EventTypeViewSet(
     """Event types the caller owns or whose team they belong to (writes: owner, team ADMIN/OWNER)."""
 
     scopes = {
-        "GET": "READ_EVENT_TYPE",
-        "POST": "WRITE_EVENT_TYPE",
-        "PATCH": "WRITE_EVENT_TYPE",
-        "DELETE": "WRITE_EVENT_TYPE",
+        "GET": READ_EVENT_TYPE,
+        "POST": WRITE_EVENT_TYPE,
+        "PATCH": WRITE_EVENT_TYPE,
+        "DELETE": WRITE_EVENT_TYPE,
     }
     envelope_singular = "event_type"
     envelope_plural = "event_types"

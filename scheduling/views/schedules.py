@@ -1,3 +1,4 @@
+from core.scopes import READ_SCHEDULE, WRITE_SCHEDULE
 from core.viewsets import (
     CreateModelMixin,
     DestroyModelMixin,
@@ -16,7 +17,7 @@ class ScheduleViewSet(
 ):
     """Schedules with their availability rows and date overrides."""
 
-    scopes = {"GET": "READ_SCHEDULE", "POST": "WRITE_SCHEDULE", "PATCH": "WRITE_SCHEDULE", "DELETE": "WRITE_SCHEDULE"}
+    scopes = {"GET": READ_SCHEDULE, "POST": WRITE_SCHEDULE, "PATCH": WRITE_SCHEDULE, "DELETE": WRITE_SCHEDULE}
     envelope_singular = "schedule"
     envelope_plural = "schedules"
     serializer_class = ScheduleSerializer

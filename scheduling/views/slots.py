@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from core.exceptions import NotFound
 from core.limits import limit
 from core.query import query_int, single
+from core.scopes import READ_BOOKING
 from core.validators import validate_time_zone
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
@@ -79,7 +80,7 @@ class SlotsSerializer(serializers.Serializer):
 class SlotViewSet(ResourceViewSet):
     """Free slots of an event type, grouped by day in the requested time zone."""
 
-    scopes = {"GET": "READ_BOOKING"}
+    scopes = {"GET": READ_BOOKING}
     pagination_class = None
 
     @extend_schema(
