@@ -52,8 +52,10 @@ test: venv-dev browser ## Run the test suite, lint and the migration check (need
 	$(TEST_SETTINGS) $(BIN)/python -m pytest
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	# Model/migration drift, checked against the test database (DATABASE_URL, as for the suite).
-	$(TEST_SETTINGS) $(BIN)/python manage.py makemigrations --check --dry-run
+	# Model/migration drift, checked on PostgreSQL: DATABASE_URL, else the server's maintenance
+	# database (the suite's own database exists only while pytest runs).
+	$(TEST_SETTINGS) DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
+		$(BIN)/python manage.py makemigrations --check --dry-run
 
 lint: venv-dev ## ruff check and format check
 	$(BIN)/ruff check .
