@@ -59,3 +59,22 @@ def chromium():
 
     with headless_chromium() as driver:
         yield driver
+
+
+@pytest.fixture
+def private_redis(settings, monkeypatch):
+    """The test's own redis-server as the cache (the rate limit's store), with short timeouts as
+    in production, and a fresh limiter health; stop it to test an outage."""
+    from core import ratelimit
+    from core.tests.outages import PrivateRedis
+
+    monkeypatch.setattr(ratelimit, "health", ratelimit.LimiterHealth())
+    with PrivateRedis() as server:
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": server.url,
+                "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+            }
+        }
+        yield server

@@ -7,24 +7,8 @@ import pytest
 
 from accounts.tests.factories import ApiKeyFactory
 from core import ratelimit
-from core.tests.outages import PrivateRedis
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def private_redis(settings, monkeypatch):
-    """This test's own Redis as the cache (the rate limit's store), and a fresh limiter health."""
-    monkeypatch.setattr(ratelimit, "health", ratelimit.LimiterHealth())
-    with PrivateRedis() as server:
-        settings.CACHES = {
-            "default": {
-                "BACKEND": "django.core.cache.backends.redis.RedisCache",
-                "LOCATION": server.url,
-                "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
-            }
-        }
-        yield server
 
 
 def _events(caplog, name: str) -> list[logging.LogRecord]:

@@ -18,23 +18,12 @@ from scheduling.payloads import payload_keys
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from webhooks.models import Webhook, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.scheduled import fire_due_scheduled_triggers
-from webhooks.tests.factories import WebhookFactory
+from webhooks.tests.factories import EVERY_TRIGGER, WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
 BERLIN = ZoneInfo("Europe/Berlin")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhook-payloads.md"
-EVERY_TRIGGER = [
-    WebhookTrigger.BOOKING_CREATED,
-    WebhookTrigger.BOOKING_REQUESTED,
-    WebhookTrigger.BOOKING_REJECTED,
-    WebhookTrigger.BOOKING_RESCHEDULED,
-    WebhookTrigger.BOOKING_CANCELLED,
-    WebhookTrigger.BOOKING_PAYMENT_INITIATED,
-    WebhookTrigger.BOOKING_PAID,
-    WebhookTrigger.MEETING_STARTED,
-    WebhookTrigger.MEETING_ENDED,
-]
 
 
 def documented_examples() -> dict[str, dict]:

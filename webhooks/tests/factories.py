@@ -24,3 +24,17 @@ class WebhookScheduledTriggerFactory(factory.django.DjangoModelFactory):
     booking = factory.SubFactory(BookingFactory, organizer=factory.SelfAttribute("..webhook.user"))
     trigger_event = WebhookTrigger.MEETING_STARTED
     start_after = factory.LazyAttribute(lambda trigger: trigger.booking.start_time)
+
+
+# Every trigger this service emits (docs/webhook-payloads.md has an example of each).
+EVERY_TRIGGER = [
+    WebhookTrigger.BOOKING_CREATED,
+    WebhookTrigger.BOOKING_REQUESTED,
+    WebhookTrigger.BOOKING_REJECTED,
+    WebhookTrigger.BOOKING_RESCHEDULED,
+    WebhookTrigger.BOOKING_CANCELLED,
+    WebhookTrigger.BOOKING_PAYMENT_INITIATED,
+    WebhookTrigger.BOOKING_PAID,
+    WebhookTrigger.MEETING_STARTED,
+    WebhookTrigger.MEETING_ENDED,
+]

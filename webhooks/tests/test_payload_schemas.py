@@ -21,22 +21,11 @@ from webhooks.delivery import attempt_delivery
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.samples import sample_payload
 from webhooks.scheduled import fire_due_scheduled_triggers
-from webhooks.tests.factories import WebhookFactory
+from webhooks.tests.factories import EVERY_TRIGGER, WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
 BERLIN = ZoneInfo("Europe/Berlin")
-EVERY_TRIGGER = [
-    WebhookTrigger.BOOKING_CREATED,
-    WebhookTrigger.BOOKING_REQUESTED,
-    WebhookTrigger.BOOKING_REJECTED,
-    WebhookTrigger.BOOKING_RESCHEDULED,
-    WebhookTrigger.BOOKING_CANCELLED,
-    WebhookTrigger.BOOKING_PAYMENT_INITIATED,
-    WebhookTrigger.BOOKING_PAID,
-    WebhookTrigger.MEETING_STARTED,
-    WebhookTrigger.MEETING_ENDED,
-]
 
 # --- The schemas, from Cal.com's types (CalendarEvent, Person, EventTypeInfo, the builders' extras).
 
