@@ -14,7 +14,7 @@ from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
-from webhooks.tests.conftest import wait_until
+from webhooks.tests.conftest import wait_for_a_blocked_transaction
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -686,13 +686,7 @@ def test_an_overlap_only_the_database_sees_is_a_409_that_stores_nothing(organize
     with transaction.atomic():
         rival = BookingFactory(organizer=organizer, start_time=start, end_time=start + timedelta(minutes=30))
         request.start()
-        with connection.cursor() as cursor:
-
-            def request_waits_for_the_rival() -> bool:
-                cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
-                return cursor.fetchone()[0] > 0
-
-            wait_until(request_waits_for_the_rival, what="the booking's INSERT to wait for the rival's transaction")
+        wait_for_a_blocked_transaction("the booking's INSERT to wait for the rival's transaction")
     request.join(30)
 
     [response] = responses

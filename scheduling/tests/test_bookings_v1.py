@@ -15,7 +15,7 @@ from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
-from webhooks.tests.conftest import wait_until
+from webhooks.tests.conftest import wait_for_a_blocked_transaction
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -771,13 +771,7 @@ def test_a_reschedule_onto_an_overlap_only_the_database_sees_is_a_409_that_keeps
     with transaction.atomic():
         rival = make_booking(organizer, None, berlin(14))
         request.start()
-        with connection.cursor() as cursor:
-
-            def request_waits_for_the_rival() -> bool:
-                cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
-                return cursor.fetchone()[0] > 0
-
-            wait_until(request_waits_for_the_rival, what="the new booking's INSERT to wait for the rival")
+        wait_for_a_blocked_transaction("the new booking's INSERT to wait for the rival")
     request.join(30)
 
     [response] = responses

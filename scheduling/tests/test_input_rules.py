@@ -1,11 +1,10 @@
 """Input rules of schedules, event types and slots: bad input is a 400 naming the field, and
 nothing is written."""
 
-import json
-
 import pytest
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
+from core.tests.problems import errors_of, send
 from scheduling.models import Availability, EventType, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
@@ -20,17 +19,6 @@ def owner():
 @pytest.fixture
 def headers(owner):
     return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=owner).raw_key}"}
-
-
-def send(client, method, path, body, headers):
-    return getattr(client, method)(path, json.dumps(body), content_type="application/json", **headers)
-
-
-def errors_of(response) -> dict:
-    assert response.status_code == 400, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    assert response.json()["code"] == "validation_error"
-    return response.json()["errors"]
 
 
 def rows_of(schedule) -> list[tuple]:

@@ -119,6 +119,19 @@ def wait_until(predicate, timeout: float = 20.0, what: str = "the condition"):
     raise AssertionError(f"Gave up waiting for {what} after {timeout:.0f} s")
 
 
+def wait_for_a_blocked_transaction(what: str) -> None:
+    """Wait until some connection waits for a lock (a rival transaction holds what it needs)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+
+        def someone_waits() -> bool:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+            return cursor.fetchone()[0] > 0
+
+        wait_until(someone_waits, what=what)
+
+
 @pytest.fixture
 def receiver():
     server = Receiver()

@@ -1,11 +1,10 @@
 """subscriberUrl is taken exactly as sent, and payloadTemplate is bounded: bad input is a 400
 naming the field, and nothing is written."""
 
-import json
-
 import pytest
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
+from core.tests.problems import errors_of, send
 from webhooks.models import Webhook
 from webhooks.tests.factories import WebhookFactory
 
@@ -16,17 +15,6 @@ URL = "http://127.0.0.1:9/hook"
 
 def headers_for(user) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
-
-
-def send(client, method, path, body, headers):
-    return getattr(client, method)(path, json.dumps(body), content_type="application/json", **headers)
-
-
-def errors_of(response) -> dict:
-    assert response.status_code == 400, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    assert response.json()["code"] == "validation_error"
-    return response.json()["errors"]
 
 
 @pytest.mark.parametrize(
