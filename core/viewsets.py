@@ -37,6 +37,8 @@ What the base gives you:
   (200 + `Location` + `message`), PATCH (PUT is a 405), delete with its `message`;
 - `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
   already ordered);
+- one read path: list and get read the selector's queryset as rows of exactly what
+  `serializer_class` shows (core.reads), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
   others → 403 for another user's id, 400 for a non-integer);
 - a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it).
@@ -55,6 +57,7 @@ from rest_framework.viewsets import GenericViewSet
 from core.exceptions import Forbidden, NotFound
 from core.pagination import PagePagination
 from core.query import query_int_list
+from core.reads import read_rows
 
 
 class ResourceRouter(SimpleRouter):
@@ -117,8 +120,12 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
             queryset = queryset.order_by("id")
         return queryset
 
-    def get_object(self):
+    def get_object(self, *, as_rows: bool = False):
+        """The object the path names, from the caller's visible queryset: a model instance for a
+        write, a row of what the serializer shows for a GET (`as_rows`, core.reads)."""
         queryset = self.filter_queryset(self.get_queryset())
+        if as_rows:
+            queryset = read_rows(queryset, self.get_output_serializer_class())
         lookup = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
         instance = self.lookup_object(queryset, lookup)
         if instance is None:
@@ -142,8 +149,12 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
             return self.update_serializer_class
         return self.serializer_class
 
+    def get_output_serializer_class(self):
+        """What a single object's answer shows (the list's items use `serializer_class`)."""
+        return self.serializer_class
+
     def get_output_serializer(self, instance):
-        return self.serializer_class(instance, context=self.get_serializer_context())
+        return self.get_output_serializer_class()(instance, context=self.get_serializer_context())
 
     def validated_input(self, *, partial: bool = False, instance=None) -> dict:
         serializer = self.get_serializer(instance, data=self.request.data, partial=partial)
@@ -175,7 +186,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
 
 class ListModelMixin:
     def list(self, request, *args, **kwargs):
-        queryset = self.filter_queryset(self.get_queryset())
+        queryset = read_rows(self.filter_queryset(self.get_queryset()), self.serializer_class)
         page = self.paginate_queryset(queryset)
         serializer = self.serializer_class(page, many=True, context=self.get_serializer_context())
         return self.get_paginated_response(serializer.data)
@@ -183,7 +194,7 @@ class ListModelMixin:
 
 class RetrieveModelMixin:
     def retrieve(self, request, *args, **kwargs):
-        instance = self.get_object()
+        instance = self.get_object(as_rows=True)
         return Response({self.envelope_singular: self.get_output_serializer(instance).data})
 
 

@@ -9,10 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from payments.models import Payment
-from scheduling.models import Booking
-from scheduling.payloads import booking_payload
 from webhooks.models import WebhookTrigger
 from webhooks.outbox import emit_event
+from webhooks.sources import bookings
 
 
 @transaction.atomic
@@ -29,11 +28,17 @@ def payment_mark_paid(*, payment: Payment) -> Payment:
 
 
 def _emit_booking_paid(payment: Payment) -> None:
-    """BOOKING_PAID with the booking's payload, in this transaction (the outbox)."""
-    booking = Booking.objects.select_related("organizer", "event_type", "rescheduled_from").get(pk=payment.booking_id)
+    """BOOKING_PAID with the booking's payload, in this transaction (the outbox). The payload is
+    the scheduling app's, through `webhooks.sources`: bookings sit above payments, which a
+    booking's creation writes, so this app imports nothing of scheduling."""
+    booking = (
+        Payment.objects.select_related("booking__organizer", "booking__event_type", "booking__rescheduled_from")
+        .get(pk=payment.pk)
+        .booking
+    )
     emit_event(
         trigger=WebhookTrigger.BOOKING_PAID,
-        payload=booking_payload(booking, trigger=WebhookTrigger.BOOKING_PAID, payment=payment),
+        payload=bookings().booking_payload(booking, trigger=WebhookTrigger.BOOKING_PAID, payment=payment),
         user=booking.organizer,
         event_type=booking.event_type,
     )

@@ -3,7 +3,7 @@ from drf_spectacular.utils import extend_schema
 from core.query import query_bool, query_int
 from core.scopes import READ_PAYMENT
 from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
-from payments.selectors import payment_rows
+from payments.selectors import payment_list
 from payments.serializers import PaymentFilterSerializer, PaymentSerializer
 
 
@@ -17,14 +17,14 @@ class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
 
     def get_queryset(self):
         if self.action != "list":
-            return payment_rows(user=self.request.user)
+            return payment_list(user=self.request.user)
         request = self.request
         filters = {
             "booking_id": query_int(request, "bookingId", minimum=1),
             "success": query_bool(request, "success"),
             "refunded": query_bool(request, "refunded"),
         }
-        return payment_rows(user=request.user, user_ids=self.requested_user_ids(), **filters)
+        return payment_list(user=request.user, user_ids=self.requested_user_ids(), **filters)
 
     @extend_schema(parameters=[PaymentFilterSerializer])
     def list(self, request, *args, **kwargs):

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from core.datetimes import iso_utc
 from core.limits import json_text_depth_exceeds, limit
+from core.reads import reads
 from core.serializers import (
     ApiSerializer,
     CompactAppSerializer,
@@ -22,6 +23,7 @@ class ScheduledTriggerSerializer(ApiSerializer):
     booking_id = serializers.IntegerField(read_only=True)
     start_after = serializers.SerializerMethodField()
 
+    @reads("start_after")
     def get_start_after(self, trigger) -> str:
         return iso_utc(trigger.start_after)
 
@@ -63,21 +65,27 @@ class WebhookSerializer(ApiSerializer):
     app = CompactAppSerializer(read_only=True, allow_null=True)
     scheduled_triggers = ScheduledTriggerSerializer(many=True, read_only=True)
 
+    @reads("payload_template")
     def get_payload_template(self, webhook) -> str | None:
         return webhook.payload_template or None
 
+    @reads("created_at")
     def get_created_at(self, webhook) -> str:
         return iso_utc(webhook.created_at)
 
+    @reads("disabled_reason")
     def get_disabled_reason(self, webhook) -> str | None:
         return webhook.disabled_reason or None
 
+    @reads("secret")
     def get_secret(self, webhook) -> str | None:
         return webhook.secret if self.context.get("reveal_secret") and webhook.secret else None
 
+    @reads("secret")
     def get_has_secret(self, webhook) -> bool:
         return bool(webhook.secret)
 
+    @reads("previous_secret", "previous_secret_expires_at")
     def get_previous_secret_expires_at(self, webhook) -> str | None:
         if not webhook.previous_secret:
             return None
@@ -164,12 +172,15 @@ class DeliveryAttemptSerializer(ApiSerializer):
     error_class = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
 
+    @reads("attempted_at")
     def get_attempted_at(self, attempt) -> str:
         return iso_utc(attempt.attempted_at)
 
+    @reads("error_class")
     def get_error_class(self, attempt) -> str | None:
         return attempt.error_class or None
 
+    @reads("error_message")
     def get_error(self, attempt) -> str | None:
         return attempt.error_message or None
 
@@ -187,15 +198,19 @@ class DeliverySerializer(ApiSerializer):
     created_at = serializers.SerializerMethodField()
     payload = serializers.JSONField(read_only=True)
 
+    @reads("next_attempt_at")
     def get_next_attempt_at(self, delivery) -> str | None:
         return iso_utc(delivery.next_attempt_at)
 
+    @reads("last_attempt_at")
     def get_last_attempt_at(self, delivery) -> str | None:
         return iso_utc(delivery.last_attempt_at)
 
+    @reads("delivered_at")
     def get_delivered_at(self, delivery) -> str | None:
         return iso_utc(delivery.delivered_at)
 
+    @reads("event_created_at")
     def get_created_at(self, delivery) -> str:
         return iso_utc(delivery.event_created_at)
 

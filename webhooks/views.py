@@ -77,7 +77,7 @@ class WebhookViewSet(
         context["reveal_secret"] = self.action in ("create", "rotate_secret") or (
             self.action == "partial_update" and bool(data.get("secret"))
         )
-        return self.serializer_class(instance, context=context)
+        return self.get_output_serializer_class()(instance, context=context)
 
     def perform_create(self, data):
         return webhook_create(actor=self.request.user, **data)
@@ -142,8 +142,8 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
             return delivery_list(webhook=webhook, status=status_filter)
         return delivery_with_attempts(webhook=webhook)
 
-    def get_output_serializer(self, instance):
-        return DeliveryDetailSerializer(instance, context=self.get_serializer_context())
+    def get_output_serializer_class(self):
+        return DeliveryDetailSerializer
 
     @extend_schema(
         parameters=[

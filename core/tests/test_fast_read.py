@@ -168,7 +168,8 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
 def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert_num_queries):
     from datetime import date, time
 
-    from scheduling.selectors.schedules import schedule_list, schedule_rows
+    from core.reads import read_rows
+    from scheduling.selectors.schedules import schedule_list
     from scheduling.serializers.schedules import ScheduleSerializer
     from scheduling.tests.factories import EventTypeFactory
 
@@ -186,7 +187,7 @@ def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert
     ScheduleFactory(user=api_key.user)
 
     with django_assert_num_queries(3):
-        rows = list(schedule_rows(user=api_key.user))
+        rows = list(read_rows(schedule_list(user=api_key.user), ScheduleSerializer))
     models = list(schedule_list(user=api_key.user))
 
     assert ScheduleSerializer(rows, many=True).data == ScheduleSerializer(models, many=True).data

@@ -158,9 +158,10 @@ def test_payment_list_query_count_is_constant(api_client, organizer, key):
 
 
 def test_rows_write_what_model_instances_write_in_the_list_and_alone(api_client, organizer, key):
-    """Payments are read as rows (`payment_rows`), never as model instances: the bodies must be
+    """Payments are read as rows (core.reads), never as model instances: the bodies must be
     what `PaymentSerializer` writes for the models, with and without an app."""
-    from payments.selectors import payment_rows
+    from core.reads import read_rows
+    from payments.selectors import payment_list
     from payments.serializers import PaymentSerializer
 
     booking = BookingFactory(organizer=organizer, title="Café ☕", status="CANCELLED")
@@ -171,7 +172,8 @@ def test_rows_write_what_model_instances_write_in_the_list_and_alone(api_client,
     models = Payment.objects.filter(booking__organizer=organizer).select_related("app", "booking").order_by("id")
 
     expected = PaymentSerializer(models, many=True).data
-    assert PaymentSerializer(list(payment_rows(user=organizer)), many=True).data == expected
+    rows = list(read_rows(payment_list(user=organizer), PaymentSerializer))
+    assert PaymentSerializer(rows, many=True).data == expected
     assert api_client.get("/v1/payments", **bearer(key)).json()["payments"] == expected
     for payment in expected:
         assert api_client.get(f"/v1/payments/{payment['id']}", **bearer(key)).json()["payment"] == payment

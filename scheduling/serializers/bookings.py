@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 from rest_framework import serializers
 
+from core.reads import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
@@ -60,22 +61,25 @@ class BookingSerializer(ApiSerializer):
     responses = serializers.JSONField(read_only=True)
     custom_inputs = serializers.JSONField(read_only=True)
     sms_reminder_number = serializers.SerializerMethodField()
-    attendees = AttendeeSerializer(source="attendee_rows", many=True, read_only=True)  # see booking_list
+    attendees = AttendeeSerializer(many=True, read_only=True)
     cancellation_reason = serializers.SerializerMethodField()
     cancelled_by = serializers.SerializerMethodField()
     rescheduled = serializers.BooleanField(read_only=True)
-    # Cal.com's name for the uid of the booking this one replaced (see booking_list).
-    from_reschedule = serializers.CharField(read_only=True, allow_null=True)
+    # Cal.com's name for the uid of the booking this one replaced.
+    from_reschedule = serializers.CharField(source="rescheduled_from.uid", read_only=True, allow_null=True)
     i_cal_sequence = serializers.IntegerField(source="ical_sequence", read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
 
+    @reads("sms_reminder_number")
     def get_sms_reminder_number(self, booking) -> str | None:
         return booking.sms_reminder_number or None
 
+    @reads("cancellation_reason")
     def get_cancellation_reason(self, booking) -> str | None:
         return booking.cancellation_reason or None
 
+    @reads("cancelled_by")
     def get_cancelled_by(self, booking) -> str | None:
         return booking.cancelled_by or None
 

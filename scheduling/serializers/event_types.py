@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.reads import reads
 from core.serializers import ApiSerializer
 from core.validators import ISO_4217_CURRENCIES, validate_currency
 
@@ -32,6 +33,7 @@ class EventTypeSerializer(ApiSerializer):
     after_event_buffer = serializers.IntegerField(read_only=True)
     slot_interval = serializers.IntegerField(read_only=True, allow_null=True)
 
+    @reads("schedule_id", "team_id", "owner_id", "owner.default_schedule_id")
     def get_schedule_id(self, event_type) -> int | None:
         # Cal.com's v1 answered a personal event type without a schedule of its own with the owner's
         # default schedule, the one its slots are computed from; clients read `scheduleId` to find it.

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.limits import limit
+from core.reads import reads
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
 from core.validators import validate_time_zone
 
@@ -91,11 +92,11 @@ class ScheduleSerializer(ApiSerializer):
     name = serializers.CharField(read_only=True)
     time_zone = serializers.CharField(read_only=True)
     is_default = serializers.SerializerMethodField()
-    # Lists prefetched by scheduling.selectors.schedules.schedule_list.
-    availability = AvailabilitySerializer(source="availability_rows", many=True, read_only=True)
-    event_type = CompactEventTypeSerializer(source="event_type_rows", many=True, read_only=True)
+    availability = AvailabilitySerializer(many=True, read_only=True)
+    event_type = CompactEventTypeSerializer(source="event_types", many=True, read_only=True)
 
     @extend_schema_field(OpenApiTypes.BOOL)
+    @reads("user.default_schedule_id", "pk")
     def get_is_default(self, schedule) -> bool:
         return schedule.user.default_schedule_id == schedule.pk
 

@@ -333,7 +333,7 @@ def test_list_query_count_does_not_grow_with_rows(api_client, django_assert_num_
 
 
 def test_list_and_get_write_the_body_create_reschedule_and_cancel_write(api_client, key, organizer):
-    """GET reads rows (`booking_rows`), the writes answer with model instances (`booking_list`):
+    """GET reads rows (core.reads), the writes answer with model instances (`booking_list`):
     both must write the same bytes for the same booking."""
     event_type = EventTypeFactory(owner=organizer, length=30, price=4500, currency="eur")
     body = booking_body(
@@ -376,7 +376,8 @@ def test_list_and_get_write_the_body_create_reschedule_and_cancel_write(api_clie
 
 
 def test_booking_rows_write_what_model_instances_write(django_assert_num_queries, organizer):
-    from scheduling.selectors.bookings import booking_list, booking_rows
+    from core.reads import read_rows
+    from scheduling.selectors.bookings import booking_list
     from scheduling.serializers.bookings import BookingSerializer
 
     event_type = EventTypeFactory(owner=organizer)
@@ -395,7 +396,7 @@ def test_booking_rows_write_what_model_instances_write(django_assert_num_queries
 
     for user, count in ((organizer, 3), (admin, 4)):
         with django_assert_num_queries(2):  # bookings with organizer and event type, attendees
-            rows = list(booking_rows(user=user))
+            rows = list(read_rows(booking_list(user=user), BookingSerializer))
         models = list(booking_list(user=user))
         assert len(rows) == count
         assert BookingSerializer(rows, many=True).data == BookingSerializer(models, many=True).data

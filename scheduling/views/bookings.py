@@ -20,7 +20,7 @@ from core.viewsets import (
     UpdateModelMixin,
 )
 from scheduling.models import BookingStatus
-from scheduling.selectors.bookings import booking_by_uid, booking_list, booking_payments, booking_rows
+from scheduling.selectors.bookings import booking_by_uid, booking_list, booking_payments
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.serializers.bookings import (
     CANCEL_QUERY_PARAMETERS,
@@ -101,11 +101,8 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self):
-        # Reads get rows, not model instances; writes (and the bodies they answer with) get models.
         if self.action == "list":
-            return booking_rows(user=self.request.user, user_ids=self.requested_user_ids(), **self._list_filters())
-        if self.action == "retrieve":
-            return booking_rows(user=self.request.user)
+            return booking_list(user=self.request.user, user_ids=self.requested_user_ids(), **self._list_filters())
         return booking_list(user=self.request.user)
 
     def _list_filters(self) -> dict:

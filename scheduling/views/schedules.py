@@ -7,7 +7,7 @@ from core.viewsets import (
     RetrieveModelMixin,
     UpdateModelMixin,
 )
-from scheduling.selectors.schedules import schedule_list, schedule_rows
+from scheduling.selectors.schedules import schedule_list
 from scheduling.serializers.schedules import ScheduleCreateSerializer, ScheduleSerializer, ScheduleUpdateSerializer
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
@@ -26,8 +26,6 @@ class ScheduleViewSet(
 
     def get_queryset(self):
         user_ids = self.requested_user_ids() if self.action == "list" else None
-        if self.action in ("list", "retrieve"):  # reads only: rows, not model instances
-            return schedule_rows(user=self.request.user, user_ids=user_ids)
         return schedule_list(user=self.request.user, user_ids=user_ids)
 
     def perform_create(self, data):

@@ -1,0 +1,253 @@
+"""The one read path of every GET: the resource's queryset, read as plain rows whose columns come
+from the output serializer's fields.
+
+A resource has one selector, whose queryset serves reads and writes alike (visibility, order,
+`select_related` / `prefetch_related` for the model instances a write answers with). For a GET,
+`read_rows(queryset, serializer_class)` keeps that queryset's filters and order and changes only how
+it is fetched: the columns are those the serializer shows, found from its fields' `source_attrs`,
+and each row becomes a small read-only object instead of a model instance, which was the largest
+cost of a list page (docs/benchmarks.md, "Profiling and what changed"). So a field added to a
+serializer is read by GET as soon as it is declared; there is no second list of fields to forget.
+
+How a serializer's fields become queries (worked out once per serializer class and model):
+
+- a field whose source is a column (`title`, `organizer_id`, `source="ical_sequence"`) reads it;
+- a dotted source through a foreign key (`source="rescheduled_from.uid"`) and a nested serializer
+  on a foreign key (`user = CompactUserSerializer(source="organizer")`) read the related columns
+  in the same query (a LEFT JOIN); the related object is `None` when the key is NULL;
+- a nested serializer with `many=True` on a reverse foreign key (`attendees`) costs one more query
+  for the whole page, whatever the page size. When the selector prefetches that relation with a
+  `Prefetch(lookup, queryset=...)`, the rows follow that queryset's filters and order, so both
+  paths list the same related objects in the same order; otherwise in the model's default order
+  (its primary key when it has none);
+- a field whose source is a model property (`days`) reads every column of its model, and the row
+  has the property;
+- a `SerializerMethodField` says what its method reads with `@reads("cancellation_reason", ...)`
+  (dotted sources, as above). A method that does not say is an error when the plan is made,
+  not a key that GET silently drops.
+
+Anything else (a many-to-many, a source the model does not have) is an `ImproperlyConfigured`
+error naming the serializer and the field, raised by the first GET and by the test that plans
+every resource's serializer.
+
+The pagination's COUNT runs on the queryset as the selector wrote it: the joins of the row query
+are not in it.
+"""
+
+import inspect
+from collections.abc import Callable
+
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db.models import Model, Prefetch, QuerySet
+from django.db.models.query import BaseIterable
+from rest_framework import serializers
+
+
+def reads(*sources: str) -> Callable:
+    """Declares what a `SerializerMethodField`'s method reads from the object, as dotted sources
+    (`"user.default_schedule_id"`, `"pk"`), so that `read_rows` fetches it."""
+
+    def mark(method):
+        method.reads = sources
+        return method
+
+    return mark
+
+
+class _Node:
+    """One model's part of a row query: the columns read from it, the foreign keys followed in the
+    same query (`forward`) and the reverse relations read by a query of their own (`many`)."""
+
+    def __init__(self, model: type[Model], prefix: str, where: str):
+        self.model = model
+        self.prefix = prefix
+        self.where = where  # "ScheduleSerializer.availability", for error messages
+        self.attnames: list[str] = [model._meta.pk.attname]
+        self.properties: set[str] = set()
+        self.forward: dict[str, tuple[str, _Node]] = {}  # attribute -> (its foreign key's attname, node)
+        self.many: dict[str, tuple[str, _Node]] = {}  # attribute -> (the related model's foreign key attname, node)
+
+    def need(self, attname: str) -> None:
+        if attname not in self.attnames:
+            self.attnames.append(attname)
+
+    def add_source(self, path: list[str]) -> "_Node":
+        """Reads `path` (a field's `source_attrs`); returns the node the path ends on."""
+        name = self.model._meta.pk.name if path[0] == "pk" else path[0]
+        try:
+            field = self.model._meta.get_field(name)
+        except FieldDoesNotExist:
+            if isinstance(inspect.getattr_static(self.model, name, None), property) and len(path) == 1:
+                self.properties.add(name)
+                for concrete in self.model._meta.concrete_fields:
+                    self.need(concrete.attname)
+                return self
+            raise ImproperlyConfigured(
+                f"{self.where}: {self.model.__name__} has no field or property {name!r} to read."
+            ) from None
+        if field.concrete and (not field.is_relation or name == field.attname != field.name):  # `organizer_id`
+            if len(path) > 1:
+                raise ImproperlyConfigured(f"{self.where}: {self.model.__name__}.{name} is not a relation.")
+            self.need(field.attname)
+            return self
+        if field.concrete and (field.many_to_one or field.one_to_one):
+            self.need(field.attname)
+            if name not in self.forward:
+                child = _Node(field.related_model, f"{self.prefix}{name}__", f"{self.where}.{name}")
+                self.forward[name] = (field.attname, child)
+            child = self.forward[name][1]
+            return child.add_source(path[1:]) if len(path) > 1 else child
+        raise ImproperlyConfigured(
+            f"{self.where}: {self.model.__name__}.{name} is a {type(field).__name__}; only columns, "
+            "foreign keys and (with many=True) reverse foreign keys can be read as rows."
+        )
+
+    def add_many(self, path: list[str], where: str) -> "_Node":
+        name = path[0]
+        try:
+            relation = self.model._meta.get_field(name)
+        except FieldDoesNotExist:
+            relation = None
+        if relation is None or not relation.one_to_many or len(path) != 1:
+            raise ImproperlyConfigured(f"{where}: many=True needs a reverse foreign key of {self.model.__name__}.")
+        if name not in self.many:
+            child = _Node(relation.related_model, "", where)
+            child.need(relation.field.attname)
+            self.many[name] = (relation.field.attname, child)
+        return self.many[name][1]
+
+    def add_serializer(self, serializer_class: type[serializers.BaseSerializer]) -> None:
+        where = serializer_class.__name__
+        for key, field in _fields(serializer_class).items():
+            if field.write_only:
+                continue
+            place = f"{where}.{key}"
+            if isinstance(field, serializers.SerializerMethodField):
+                sources = getattr(getattr(serializer_class, field.method_name), "reads", None)
+                if sources is None:
+                    raise ImproperlyConfigured(
+                        f"{place}: {field.method_name} must say what it reads with @core.reads.reads(...)."
+                    )
+                for source in sources:
+                    self.add_source(source.split("."))
+            elif isinstance(field, serializers.ListSerializer):
+                self.add_many(field.source_attrs, place).add_serializer(type(field.child))
+            elif isinstance(field, serializers.BaseSerializer):
+                self.add_source(field.source_attrs).add_serializer(type(field))
+            elif not field.source_attrs:
+                raise ImproperlyConfigured(f"{place}: source='*' cannot be read as columns.")
+            else:
+                self.add_source(field.source_attrs)
+
+    def finish(self, lookups: list[str]) -> None:
+        """Places this node's columns (then its forward nodes') in the query's column list."""
+        self.start = len(lookups)
+        lookups.extend(f"{self.prefix}{attname}" for attname in self.attnames)
+        self.end = len(lookups)
+        self.row_class = _row_class(self.model, self.properties)
+        self.links = []
+        for name, (key_attname, child) in self.forward.items():
+            child.finish(lookups)
+            self.links.append((name, self.start + self.attnames.index(key_attname), child))
+        for _name, (_key, child) in self.many.items():
+            child.finish_query()
+
+    def finish_query(self) -> None:
+        self.lookups: list[str] = []
+        self.finish(self.lookups)
+
+    def build(self, row: tuple, shared: dict) -> object:
+        item = self.row_class.__new__(self.row_class)
+        item.__dict__.update(zip(self.attnames, row[self.start : self.end], strict=True))
+        for name, key_at, child in self.links:
+            key = row[key_at]
+            if key is None:
+                related = None
+            else:
+                cache = shared.setdefault(child, {})
+                related = cache.get(key)
+                if related is None:
+                    related = cache[key] = child.build(row, shared)
+            item.__dict__[name] = related
+        return item
+
+    def fetch(self, queryset: QuerySet, related: dict[str, QuerySet]) -> list:
+        """The rows of `queryset` (a query on this node's model), with their reverse relations
+        read from `related` (the selector's prefetch querysets by lookup) where it has them."""
+        shared: dict = {}
+        items = [self.build(row, shared) for row in queryset.values_list(*self.lookups)]
+        if items and self.many:
+            pk_attname = self.model._meta.pk.attname
+            by_pk = {item.__dict__[pk_attname]: item for item in items}
+            for name, (key_attname, child) in self.many.items():
+                for item in items:
+                    item.__dict__[name] = []
+                base = related.get(name)
+                if base is None:  # the related manager's order: the model's default, else the key
+                    base = child.model._default_manager.all()
+                    base = base if base.ordered else base.order_by("pk")
+                rows = base.filter(**{f"{key_attname}__in": list(by_pk)})
+                for child_item in child.fetch(rows, {}):
+                    by_pk[child_item.__dict__[key_attname]].__dict__[name].append(child_item)
+        return items
+
+
+def _fields(serializer_class) -> dict:
+    return serializer_class().fields
+
+
+def _row_class(model: type[Model], properties: set[str]) -> type:
+    """A plain class for one model's rows: its columns by attname, `pk`, and the model properties
+    the serializer reads (which may read only columns)."""
+    pk_attname = model._meta.pk.attname
+    namespace = {
+        "__module__": __name__,
+        "__doc__": f"A read-only row of {model.__name__} (core.reads).",
+        "pk": property(lambda item: item.__dict__[pk_attname]),
+        "__repr__": lambda item: f"<{model.__name__} row {item.__dict__.get(pk_attname)}>",
+        **{name: inspect.getattr_static(model, name) for name in properties},
+    }
+    return type(f"{model.__name__}Row", (), namespace)
+
+
+class RowIterable(BaseIterable):
+    """Yields the rows of `read_rows`: `node` is set on the subclass made for each plan, `related`
+    on the one made for each queryset (a queryset's iterable class is kept by its clones)."""
+
+    node: _Node
+    related: dict[str, QuerySet] = {}
+
+    def __iter__(self):
+        yield from self.node.fetch(self.queryset, self.related)
+
+
+_PLANS: dict[tuple[type, type], type[RowIterable]] = {}
+
+
+def row_iterable(model: type[Model], serializer_class: type[serializers.BaseSerializer]) -> type[RowIterable]:
+    """The iterable that reads `serializer_class`'s fields of `model` as rows, planned once."""
+    plan = _PLANS.get((model, serializer_class))
+    if plan is None:
+        node = _Node(model, "", serializer_class.__name__)
+        node.add_serializer(serializer_class)
+        node.finish_query()
+        plan = _PLANS[(model, serializer_class)] = type(
+            f"{serializer_class.__name__}Rows", (RowIterable,), {"node": node}
+        )
+    return plan
+
+
+def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer]) -> QuerySet:
+    """`queryset` with the same filters and order, evaluated as rows of what `serializer_class`
+    shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset."""
+    iterable = row_iterable(queryset.model, serializer_class)
+    related = {
+        lookup.prefetch_through: lookup.queryset
+        for lookup in queryset._prefetch_related_lookups
+        if isinstance(lookup, Prefetch) and lookup.queryset is not None
+    }
+    if related:
+        iterable = type(iterable.__name__, (iterable,), {"related": related})
+    rows = queryset.prefetch_related(None)  # the rows come with their relations (`_Node.fetch`)
+    rows._iterable_class = iterable  # kept by clones, as .values() keeps its own
+    return rows

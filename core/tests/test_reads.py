@@ -1,0 +1,167 @@
+"""The one read path (core.reads): GETs read exactly the columns the output serializer declares,
+so that a field added to a serializer is in every answer, and a field the rows cannot read fails
+when the plan is made instead of disappearing from GET."""
+
+from datetime import time
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+from django.db.models import Prefetch
+from django.test.utils import CaptureQueriesContext
+from rest_framework import serializers
+
+from accounts.tests.factories import UserFactory
+from core.reads import read_rows, reads
+from core.serializers import ApiSerializer, CompactUserSerializer
+from scheduling.models import Attendee, Availability, Booking, Schedule
+from scheduling.selectors.bookings import booking_list
+from scheduling.selectors.schedules import schedule_list
+from scheduling.serializers.bookings import BookingSerializer
+from scheduling.serializers.schedules import ScheduleSerializer
+from scheduling.tests.factories import BookingFactory, ScheduleFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_field_added_to_the_serializer_is_read_without_touching_the_selector():
+    class WithMore(BookingSerializer):
+        organizer_bio = serializers.CharField(source="organizer.bio", read_only=True)
+        event_type_label = serializers.SerializerMethodField()
+
+        @reads("event_type.slug", "organizer.username")
+        def get_event_type_label(self, booking) -> str:
+            return f"{booking.organizer.username}/{booking.event_type.slug}"
+
+    organizer = UserFactory(bio="Runs the clinic", username="clinic")
+    BookingFactory(organizer=organizer, event_type__slug="intake", attendees=[{}])
+
+    row = read_rows(booking_list(user=organizer), WithMore).get()
+
+    body = WithMore(row).data
+    assert body["organizerBio"] == "Runs the clinic"
+    assert body["eventTypeLabel"] == "clinic/intake"
+    assert body == WithMore(booking_list(user=organizer).get()).data
+
+
+def test_a_method_field_that_does_not_say_what_it_reads_is_refused_by_name():
+    class Unsaid(ApiSerializer):
+        id = serializers.IntegerField(read_only=True)
+        shout = serializers.SerializerMethodField()
+
+        def get_shout(self, booking) -> str:
+            return booking.title.upper()
+
+    with pytest.raises(ImproperlyConfigured, match=r"Unsaid\.shout: get_shout must say what it reads"):
+        list(read_rows(Booking.objects.all(), Unsaid))
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        (serializers.CharField(source="nickname", read_only=True), "Booking has no field or property 'nickname'"),
+        (serializers.CharField(source="title.upper", read_only=True), r"Booking\.title is not a relation"),
+        (serializers.CharField(source="*", read_only=True), "source='\\*' cannot be read as columns"),
+    ],
+)
+def test_a_source_the_model_cannot_give_is_refused_by_name(declaration, message):
+    odd = type("Odd", (ApiSerializer,), {"odd": declaration})
+    with pytest.raises(ImproperlyConfigured, match=message):
+        read_rows(Booking.objects.all(), odd)
+
+
+def test_a_nested_object_through_a_null_foreign_key_is_null():
+    organizer = UserFactory()
+    BookingFactory(organizer=organizer, event_type=None, attendees=[])
+
+    row = read_rows(booking_list(user=organizer), BookingSerializer).get()
+
+    assert row.event_type is None
+    assert row.rescheduled_from is None
+    assert BookingSerializer(row).data["eventType"] is None
+    assert BookingSerializer(row).data["fromReschedule"] is None
+
+
+def test_a_model_property_is_read_from_all_of_its_models_columns():
+    schedule = ScheduleFactory(
+        availability=[{"days_mask": 0b1000001, "start_time": time(7), "end_time": time(9)}],
+    )
+
+    class Days(ApiSerializer):
+        days = serializers.ListField(read_only=True)
+
+    class WithDays(ApiSerializer):
+        availability = Days(many=True, read_only=True)
+
+    row = read_rows(Schedule.objects.filter(pk=schedule.pk), WithDays).get()
+
+    assert [item.days for item in row.availability] == [[0, 6]]
+    assert {field.attname for field in Availability._meta.concrete_fields} <= set(vars(row.availability[0]))
+
+
+def test_related_rows_follow_the_selectors_prefetch_filter_and_order():
+    organizer = UserFactory()
+    booking = BookingFactory(organizer=organizer, attendees=[{"name": "Bea"}, {"name": "Cy"}, {"name": "Al"}])
+    queryset = Booking.objects.filter(pk=booking.pk).prefetch_related(
+        Prefetch("attendees", queryset=Attendee.objects.exclude(name="Cy").order_by("-name"))
+    )
+
+    class Names(ApiSerializer):
+        name = serializers.CharField(read_only=True)
+
+    class WithNames(ApiSerializer):
+        attendees = Names(many=True, read_only=True)
+
+    assert WithNames(read_rows(queryset, WithNames).get()).data == WithNames(queryset.get()).data
+    assert [attendee.name for attendee in read_rows(queryset, WithNames).get().attendees] == ["Bea", "Al"]
+
+
+def test_a_related_object_shared_by_rows_is_built_once():
+    organizer = UserFactory()
+    BookingFactory.create_batch(3, organizer=organizer, attendees=[])
+
+    rows = list(read_rows(booking_list(user=organizer), BookingSerializer))
+
+    assert len({id(row.organizer) for row in rows}) == 1
+
+
+def test_the_page_count_has_none_of_the_row_querys_joins(api_client):
+    from accounts.tests.factories import ApiKeyFactory
+
+    api_key = ApiKeyFactory()
+    ScheduleFactory.create_batch(2, user=api_key.user)
+
+    with CaptureQueriesContext(connection) as context:
+        response = api_client.get("/v1/schedules", HTTP_AUTHORIZATION=f"Bearer {api_key.raw_key}")
+
+    assert response.status_code == 200
+    count = next(query["sql"] for query in context.captured_queries if "COUNT(" in query["sql"])
+    assert "JOIN" not in count
+
+
+def test_rows_are_not_model_instances_and_cost_the_selectors_queries(django_assert_num_queries):
+    user = UserFactory()
+    ScheduleFactory.create_batch(3, user=user)
+
+    with django_assert_num_queries(3):  # schedules with their user, availability, event types
+        rows = list(read_rows(schedule_list(user=user), ScheduleSerializer))
+
+    assert not any(isinstance(row, Schedule) for row in rows)
+    assert [row.pk for row in rows] == [row.id for row in rows]
+    models = list(schedule_list(user=user))
+    assert ScheduleSerializer(rows, many=True).data == ScheduleSerializer(models, many=True).data
+
+
+def test_a_nested_serializer_reads_only_its_own_fields_of_the_related_model():
+    user = UserFactory()
+    BookingFactory(organizer=user, attendees=[])
+
+    class Compact(ApiSerializer):
+        user = CompactUserSerializer(source="organizer", read_only=True)
+
+    with CaptureQueriesContext(connection) as context:
+        read_rows(Booking.objects.filter(organizer=user), Compact).get()
+
+    (query,) = context.captured_queries
+    assert "password" not in query["sql"]
+    assert '."email"' in query["sql"]
