@@ -14,6 +14,7 @@ from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type, fo
 from drf_spectacular.utils import OpenApiParameter
 
 from core.exceptions import TITLES
+from core.pagination import PAGINATION_SCHEMA
 from core.viewsets import ResourceViewSet
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -56,17 +57,6 @@ RATE_LIMIT_HEADERS = {
     "RateLimit-Reset": {
         "schema": {"type": "integer"},
         "description": "Seconds until the oldest counted request leaves the sliding one-minute window.",
-    },
-}
-
-PAGINATION_SCHEMA = {
-    "type": "object",
-    "required": ["page", "take", "total", "hasNextPage"],
-    "properties": {
-        "page": {"type": "integer"},
-        "take": {"type": "integer"},
-        "total": {"type": "integer"},
-        "hasNextPage": {"type": "boolean"},
     },
 }
 

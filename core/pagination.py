@@ -14,6 +14,17 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 from core.limits import limit
 from core.query import query_int
 
+PAGINATION_SCHEMA = {
+    "type": "object",
+    "required": ["page", "take", "total", "hasNextPage"],
+    "properties": {
+        "page": {"type": "integer"},
+        "take": {"type": "integer"},
+        "total": {"type": "integer"},
+        "hasNextPage": {"type": "boolean"},
+    },
+}
+
 
 class PagePagination(BasePagination):
     """Two queries per page whatever its size: one COUNT and one slice."""
@@ -105,15 +116,6 @@ class PagePagination(BasePagination):
             "required": [plural, "pagination"],
             "properties": {
                 plural: schema,
-                "pagination": {
-                    "type": "object",
-                    "required": ["page", "take", "total", "hasNextPage"],
-                    "properties": {
-                        "page": {"type": "integer"},
-                        "take": {"type": "integer"},
-                        "total": {"type": "integer"},
-                        "hasNextPage": {"type": "boolean"},
-                    },
-                },
+                "pagination": PAGINATION_SCHEMA,
             },
         }

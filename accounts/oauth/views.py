@@ -100,14 +100,14 @@ class AuthorizeView(View):
             return None, None, _error_page(request, error.oauthlib_error)
         except OAuthToolkitError as error:
             return None, None, _redirect_with_error(error)
+        if not request.user.is_authenticated:
+            return None, None, redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
         return scopes, credentials, None
 
     def get(self, request):
         scopes, credentials, failure = self._validate(request)
         if failure is not None:
             return failure
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
         application = credentials["request"].client
         profile = selectors.client_profile(application)
         context = {
@@ -124,8 +124,6 @@ class AuthorizeView(View):
         scopes, credentials, failure = self._validate(request)
         if failure is not None:
             return failure
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
         application = credentials["request"].client
         form = ConsentForm(request.POST)
         allow = form.is_valid() and form.cleaned_data["decision"] == ConsentForm.ALLOW
