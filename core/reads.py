@@ -35,6 +35,7 @@ are not in it.
 """
 
 import inspect
+from collections import defaultdict
 from collections.abc import Callable
 
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
@@ -156,7 +157,7 @@ class _Node:
         self.lookups: list[str] = []
         self.finish(self.lookups)
 
-    def build(self, row: tuple, shared: dict) -> object:
+    def build(self, row: tuple, shared: defaultdict) -> object:
         item = self.row_class.__new__(self.row_class)
         item.__dict__.update(zip(self.attnames, row[self.start : self.end], strict=True))
         for name, key_at, child in self.links:
@@ -164,7 +165,7 @@ class _Node:
             if key is None:
                 related = None
             else:
-                cache = shared.setdefault(child, {})
+                cache = shared[child]
                 related = cache.get(key)
                 if related is None:
                     related = cache[key] = child.build(row, shared)
@@ -174,7 +175,7 @@ class _Node:
     def fetch(self, queryset: QuerySet, related: dict[str, QuerySet]) -> list:
         """The rows of `queryset` (a query on this node's model), with their reverse relations
         read from `related` (the selector's prefetch querysets by lookup) where it has them."""
-        shared: dict = {}
+        shared: defaultdict = defaultdict(dict)  # node -> {key: the related row built once}
         items = [self.build(row, shared) for row in queryset.values_list(*self.lookups)]
         if items and self.many:
             pk_attname = self.model._meta.pk.attname

@@ -25,7 +25,7 @@ from django.db.models.manager import BaseManager
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import ISO_8601, serializers
-from rest_framework.fields import SkipField
+from rest_framework.fields import SkipField, empty
 from rest_framework.settings import api_settings
 
 from core.datetimes import UTC_FORMAT, utc_text
@@ -115,7 +115,7 @@ def _read_plan(serializer_class) -> tuple | None:
         for key, field in fields.items():
             if field.write_only:
                 continue
-            read = operator.attrgetter(".".join(field.source_attrs)) if field.source_attrs else _itself
+            read = _reader(field)
             if isinstance(field, serializers.SerializerMethodField):
                 entries.append((key, read, "method", field.method_name))
             elif isinstance(field, serializers.ListSerializer) and isinstance(field.child, FastReadMixin):
@@ -246,6 +246,27 @@ _SKIP = object()
 
 def _itself(instance):  # source="*"
     return instance
+
+
+def _reader(field):
+    """Reads the field's source from an instance. A dotted source through a nullable relation
+    (`rescheduled_from.uid`) gives None where the relation is None, as DRF does for a field that
+    allows null and has no default, without DRF's slow path (an exception, then building every
+    field of the serializer) for each such object."""
+    attrs = field.source_attrs
+    if not attrs:
+        return _itself
+    if len(attrs) == 1 or not field.allow_null or field.default is not empty:
+        return operator.attrgetter(".".join(attrs))
+
+    def read(instance):
+        for attr in attrs:
+            if instance is None:
+                return None
+            instance = getattr(instance, attr)
+        return instance
+
+    return read
 
 
 _NAIVE = object()  # USE_TZ off: DRF writes naive date-times
