@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.datetimes import is_supported_instant
 from core.exceptions import NotFound
 from core.limits import limit
 from core.query import query_int, single
@@ -18,7 +19,6 @@ from core.validators import validate_time_zone
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
-from scheduling.slots import is_supported_instant
 
 UNENCODED_PLUS_OFFSET = re.compile(r"(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$")
 
