@@ -274,3 +274,22 @@ def test_booking_list_event_type_filter_takes_ascii_ids_only(client, headers, ra
     response = client.get("/v1/bookings", {"eventTypeId": raw}, **headers)
 
     assert list(errors_of(response)) == ["eventTypeId"]
+
+
+# Strict since the list filters are declared (core.query): before, an empty item was dropped and
+# an item's surrounding spaces were trimmed.
+@pytest.mark.parametrize(
+    "query,field",
+    [
+        ("status=", "status"),
+        ("status=ACCEPTED,", "status"),
+        ("status=ACCEPTED,%20PENDING", "status"),
+        ("eventTypeId=%205", "eventTypeId"),
+        ("eventTypeId=1,,2", "eventTypeId"),
+        ("attendeeEmail=", "attendeeEmail"),
+    ],
+)
+def test_booking_list_filters_take_every_item_exactly_as_sent(client, headers, query, field):
+    response = client.get(f"/v1/bookings?{query}", **headers)
+
+    assert list(errors_of(response)) == [field]
