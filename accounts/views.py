@@ -19,7 +19,7 @@ from accounts.services import (
     team_update,
 )
 from core.exceptions import ApplicationError
-from core.query import is_ascii_integer, query_int
+from core.query import Integer, QueryParameters, is_ascii_integer
 from core.scopes import READ_MEMBERSHIP, READ_PROFILE, WRITE_MEMBERSHIP
 from core.viewsets import (
     CreateModelMixin,
@@ -73,6 +73,10 @@ class TeamViewSet(
         team_delete(team=instance, actor=self.request.user)
 
 
+class MembershipFilters(QueryParameters):
+    team_id = Integer(description="Only the memberships of this team.")
+
+
 class MembershipViewSet(
     ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
 ):
@@ -87,6 +91,7 @@ class MembershipViewSet(
     lookup_value_regex = r"[^/]+"
     lookup_schema = {"type": "string", "pattern": r"^[0-9]+_[0-9]+$", "example": "12_3"}
     conflict_actions = ("create", "partial_update", "destroy")
+    list_filters = MembershipFilters
 
     def get_queryset(self):
         if self.action != "list":
@@ -94,7 +99,7 @@ class MembershipViewSet(
         return membership_list(
             user=self.request.user,
             user_ids=self.requested_user_ids(),
-            team_id=query_int(self.request, "teamId"),
+            **self.list_filters.parse(self.request),
         )
 
     def lookup_object(self, queryset, lookup):

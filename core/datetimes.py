@@ -6,6 +6,14 @@ JavaScript's `toISOString()`, with milliseconds (`iso_utc_ms`). See docs/api.md.
 from datetime import UTC, datetime
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# Instants the API accepts, in bodies and query strings: far enough from datetime's limits (years 1
+# and 9999) that adding days of margin, lengths and buffers (scheduling.slots) can never overflow.
+EARLIEST_SUPPORTED = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST_SUPPORTED = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def is_supported_instant(value: datetime) -> bool:
+    return EARLIEST_SUPPORTED <= value <= LATEST_SUPPORTED
 
 
 def utc_text(value: datetime) -> str:

@@ -15,6 +15,7 @@ from drf_spectacular.utils import OpenApiParameter
 
 from core.exceptions import TITLES
 from core.pagination import PAGINATION_SCHEMA
+from core.query import USER_IDS
 from core.viewsets import ResourceViewSet
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -139,19 +140,15 @@ class ResourceAutoSchema(AutoSchema):
                 parameters.extend(super()._resolve_path_parameters([variable]))
         return parameters
 
-    def _get_parameters(self):
-        parameters = super()._get_parameters()
+    def get_override_parameters(self):
+        """A list's query parameters come from their one declaration (core.query): the view's
+        `list_filters`, and `userId` of every resource list."""
+        parameters = super().get_override_parameters()
         if self.is_resource_viewset and getattr(self.view, "action", None) == "list":
-            parameters.append(
-                build_parameter_type(
-                    name="userId",
-                    location=OpenApiParameter.QUERY,
-                    description="System administrators only: filter by user id (repeatable).",
-                    schema={"type": "array", "items": {"type": "integer"}},
-                    explode=True,
-                    style="form",
-                )
-            )
+            declared = getattr(self.view, "list_filters", None)
+            if declared is not None:
+                parameters = [*parameters, *declared.openapi_parameters()]
+            parameters = [*parameters, USER_IDS.openapi_parameter("userId")]
         return parameters
 
     # --- responses -----------------------------------------------------------------------------

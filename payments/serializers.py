@@ -21,12 +21,3 @@ class PaymentSerializer(ApiSerializer):
     data = serializers.JSONField(read_only=True)
     external_id = serializers.CharField(read_only=True)
     payment_option = serializers.ChoiceField(choices=PaymentOption.choices, read_only=True)
-
-
-class PaymentFilterSerializer(ApiSerializer):
-    """The list's query filters, for the OpenAPI document; the view reads them with core.query
-    (ASCII digits; `true` or `false`; each given once)."""
-
-    booking_id = serializers.IntegerField(required=False, min_value=1)
-    success = serializers.BooleanField(required=False)
-    refunded = serializers.BooleanField(required=False)

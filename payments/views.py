@@ -1,10 +1,14 @@
-from drf_spectacular.utils import extend_schema
-
-from core.query import query_bool, query_int
+from core.query import Boolean, Integer, QueryParameters
 from core.scopes import READ_PAYMENT
 from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
 from payments.selectors import payment_list
-from payments.serializers import PaymentFilterSerializer, PaymentSerializer
+from payments.serializers import PaymentSerializer
+
+
+class PaymentFilters(QueryParameters):
+    booking_id = Integer(minimum=1, description="Only the payments of this booking.")
+    success = Boolean(description="`true`: only the payments that succeeded; `false`: only the others.")
+    refunded = Boolean(description="`true`: only the refunded payments; `false`: only the others.")
 
 
 class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
@@ -14,18 +18,11 @@ class PaymentViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
     envelope_singular = "payment"
     envelope_plural = "payments"
     serializer_class = PaymentSerializer
+    list_filters = PaymentFilters
 
     def get_queryset(self):
         if self.action != "list":
             return payment_list(user=self.request.user)
         request = self.request
-        filters = {
-            "booking_id": query_int(request, "bookingId", minimum=1),
-            "success": query_bool(request, "success"),
-            "refunded": query_bool(request, "refunded"),
-        }
+        filters = self.list_filters.parse(request)
         return payment_list(user=request.user, user_ids=self.requested_user_ids(), **filters)
-
-    @extend_schema(parameters=[PaymentFilterSerializer])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)

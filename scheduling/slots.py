@@ -27,10 +27,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 MIDNIGHT = time(0, 0)
-# Instants the API accepts: far enough from datetime's limits (years 1 and 9999) that adding days
-# of margin, lengths and buffers can never overflow.
-EARLIEST_SUPPORTED = datetime(1900, 1, 1, tzinfo=UTC)
-LATEST_SUPPORTED = datetime(9000, 1, 1, tzinfo=UTC)
 # Cal.com (and people) write "until 23:59" for "until the end of the day".
 END_OF_DAY = time(23, 59)
 
@@ -71,10 +67,6 @@ class SlotRequest:
     minimum_notice: int = 0  # minutes
     before_buffer: int = 0  # minutes
     after_buffer: int = 0  # minutes
-
-
-def is_supported_instant(value: datetime) -> bool:
-    return EARLIEST_SUPPORTED <= value <= LATEST_SUPPORTED
 
 
 def sunday_based_weekday(day: date) -> int:

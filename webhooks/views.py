@@ -1,13 +1,13 @@
 """Webhooks and their delivery log, test sends, redelivery and secret rotation; `/hooks` is the
 same set of endpoints under the older name (docs/webhooks.md)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
+from core.query import Choice, QueryParameters
 from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
     CreateModelMixin,
@@ -113,6 +113,10 @@ class WebhookViewSet(
         return Response({self.envelope_singular: self.get_output_serializer(webhook).data})
 
 
+class DeliveryFilters(QueryParameters):
+    status = Choice(DeliveryStatus.values, description="Only deliveries in this status.")
+
+
 class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
     """The delivery log of one webhook, newest first; `?status=` filters."""
 
@@ -122,6 +126,7 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     resource_label = "Delivery"
     serializer_class = DeliverySerializer
     conflict_actions = ("redeliver",)
+    list_filters = DeliveryFilters
 
     def get_webhook(self):
         if not hasattr(self, "_webhook"):
@@ -134,24 +139,12 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     def get_queryset(self):
         webhook = self.get_webhook()
         if self.action == "list":
-            status_filter = self.request.query_params.get("status") or None
-            if status_filter is not None and status_filter not in DeliveryStatus.values:
-                raise ValidationError(
-                    {"status": [f"'{status_filter}' is not one of {', '.join(DeliveryStatus.values)}."]}
-                )
+            status_filter = self.list_filters.parse(self.request)["status"]
             return delivery_list(webhook=webhook, status=status_filter)
         return delivery_with_attempts(webhook=webhook)
 
     def get_output_serializer_class(self):
         return DeliveryDetailSerializer
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("status", str, enum=DeliveryStatus.values, description="Only deliveries in this status.")
-        ]
-    )
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
 
     @extend_schema(responses={200: DELIVERY_ENVELOPE})
     def retrieve(self, request, *args, **kwargs):

@@ -4,11 +4,11 @@ from collections.abc import Mapping
 
 from rest_framework import serializers
 
+from core.datetimes import is_supported_instant
 from core.reads import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
-from scheduling.slots import is_supported_instant
 
 
 class InstantField(serializers.DateTimeField):

@@ -226,3 +226,14 @@ def test_delete_keeps_bookings_as_history(api_client, user, key):
     assert response.json()["message"] == f"Event type with id: {event_type.pk} deleted successfully"
     booking.refresh_from_db()
     assert booking.event_type_id is None
+
+
+@pytest.mark.parametrize("query", ["slug=intro&slug=other", "slug="])
+def test_slug_filter_given_twice_or_empty_is_a_400(api_client, user, key, query):
+    # Before the filters were declared (core.query), the last copy was read and an empty slug matched none.
+    EventTypeFactory(owner=user, slug="intro")
+
+    response = api_client.get(f"/v1/event-types?{query}", **bearer(key))
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["slug"]

@@ -274,3 +274,20 @@ def test_booking_list_event_type_filter_takes_ascii_ids_only(client, headers, ra
     response = client.get("/v1/bookings", {"eventTypeId": raw}, **headers)
 
     assert list(errors_of(response)) == ["eventTypeId"]
+
+
+@pytest.mark.parametrize("query,field", [("eventTypeId=1,x", "eventTypeId"), ("attendeeEmail=", "attendeeEmail")])
+def test_booking_list_filters_refuse_a_bad_item(client, headers, query, field):
+    response = client.get(f"/v1/bookings?{query}", **headers)
+
+    assert list(errors_of(response)) == [field]
+
+
+@pytest.mark.parametrize(
+    "query", ["status=", "status=ACCEPTED,", "status=ACCEPTED,%20PENDING", "eventTypeId=%205", "eventTypeId=1,,2"]
+)
+def test_booking_list_filters_trim_comma_separated_items_and_drop_empty_ones(client, headers, query):
+    """As the bookings list has always read them, and as Cal.com v1 clients may send them."""
+    response = client.get(f"/v1/bookings?{query}", **headers)
+
+    assert response.status_code == 200, response.json()

@@ -5,12 +5,10 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
-from rest_framework.fields import EmailField
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.query import parse_int, query_bool, single
+from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, query_bool, single
 from core.scopes import READ_BOOKING, WRITE_BOOKING
 from core.viewsets import (
     CreateModelMixin,
@@ -41,14 +39,28 @@ from scheduling.services.bookings import (
     booking_reschedule,
     booking_reschedule_as_new,
 )
-from scheduling.views.slots import query_instant
 
 BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
 
 
-def _repeated(request, name: str) -> list[str]:
-    """`?status=ACCEPTED&status=PENDING` and `?status=ACCEPTED,PENDING` alike."""
-    return [part.strip() for raw in request.query_params.getlist(name) for part in raw.split(",") if part.strip()]
+class BookingFilters(QueryParameters):
+    """GET /bookings (docs/scheduling.md): this service's filters and Cal.com v1's; all that are
+    sent apply together. v1's `dateFrom` / `dateTo` bound the start and the end as given (a bare
+    date is its midnight UTC), beside this service's `afterStartTime` / `beforeEndTime`."""
+
+    status = ListOf(
+        Choice([*BookingStatus.values, "upcoming"], normalize=str.upper),
+        comma_separated=True,
+        description="`upcoming` (Cal.com v1): bookings that have not started yet.",
+    )
+    event_type_id = ListOf(Integer(minimum=1), comma_separated=True)
+    after_start_time = Instant(description="Bookings starting at or after (ISO 8601).")
+    date_from = Instant(description="Cal.com v1: bookings starting at or after (ISO 8601).")
+    before_end_time = Instant(end=True, description="Bookings ending at or before (ISO 8601).")
+    date_to = Instant(description="Cal.com v1: bookings ending at or before (ISO 8601; a date is its midnight UTC).")
+    attendee_email = ListOf(Email(), description="Bookings with an attendee of this address.")
+    order = Choice(["asc", "desc"], default="asc", description="With `sortBy`.")
+    sort_by = Choice({"createdAt": "created_at", "updatedAt": "updated_at"}, description="Cal.com v1; default: by id.")
 
 
 # DELETE /bookings/{id} and DELETE /bookings/{id}/cancel are one operation under two paths.
@@ -73,32 +85,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     input_serializer_class = BookingCreateSerializer
     update_serializer_class = BookingUpdateSerializer
     conflict_actions = ("create", "partial_update", "reschedule", "cancel", "destroy")
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "status",
-                str,
-                many=True,
-                enum=[*BookingStatus.values, "upcoming"],
-                description="`upcoming` (Cal.com v1): bookings that have not started yet.",
-            ),
-            OpenApiParameter("eventTypeId", int, many=True),
-            OpenApiParameter("afterStartTime", str, description="Bookings starting at or after (ISO 8601)."),
-            OpenApiParameter("beforeEndTime", str, description="Bookings ending at or before (ISO 8601)."),
-            OpenApiParameter("dateFrom", str, description="Cal.com v1: bookings starting at or after (ISO 8601)."),
-            OpenApiParameter(
-                "dateTo",
-                str,
-                description="Cal.com v1: bookings ending at or before (ISO 8601; a date is its midnight UTC).",
-            ),
-            OpenApiParameter("attendeeEmail", str, many=True, description="Bookings with an attendee of this address."),
-            OpenApiParameter("sortBy", str, enum=["createdAt", "updatedAt"], description="Cal.com v1; default: by id."),
-            OpenApiParameter("order", str, enum=["asc", "desc"], description="With `sortBy`; default asc."),
-        ]
-    )
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+    list_filters = BookingFilters
 
     def get_queryset(self):
         if self.action == "list":
@@ -106,58 +93,27 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         return booking_list(user=self.request.user)
 
     def _list_filters(self) -> dict:
-        request = self.request
-        statuses = [status.upper() for status in _repeated(request, "status")]
+        filters = self.list_filters.parse(self.request)
         # Cal.com v1's one status filter: bookings that have not started yet.
-        upcoming = "UPCOMING" in statuses
-        statuses = [status for status in statuses if status != "UPCOMING"]
-        unknown = [status for status in statuses if status not in BookingStatus.values]
-        if unknown:
-            choices = ", ".join([*BookingStatus.values, "upcoming"])
-            raise ValidationError({"status": [f"'{unknown[0]}' is not one of {choices}."]})
-        event_type_ids = [parse_int("eventTypeId", raw, minimum=1) for raw in _repeated(request, "eventTypeId")]
-        # v1's `dateFrom` / `dateTo` bound the start and the end as given (a bare date is its
-        # midnight UTC), beside this service's `afterStartTime` / `beforeEndTime`; all that are
-        # sent apply.
-        starts = [
-            query_instant(request, "afterStartTime"),
-            query_instant(request, "dateFrom"),
-            timezone.now() if upcoming else None,
-        ]
-        ends = [query_instant(request, "beforeEndTime", end=True), query_instant(request, "dateTo")]
+        upcoming = "UPCOMING" in filters["status"]
+        starts = [filters["after_start_time"], filters["date_from"], timezone.now() if upcoming else None]
+        ends = [filters["before_end_time"], filters["date_to"]]
         return {
-            "statuses": statuses,
-            "event_type_ids": event_type_ids,
+            "statuses": [status for status in filters["status"] if status != "UPCOMING"],
+            "event_type_ids": filters["event_type_id"],
             "after_start_time": max((start for start in starts if start is not None), default=None),
             "before_end_time": min((end for end in ends if end is not None), default=None),
-            "attendee_emails": self._attendee_emails(),
-            "order_by": self._v1_order(),
+            "attendee_emails": tuple(filters["attendee_email"]),
+            "order_by": self._v1_order(filters["sort_by"], filters["order"]),
         }
 
-    def _attendee_emails(self) -> tuple[str, ...]:
-        emails = self.request.query_params.getlist("attendeeEmail")
-        field = EmailField()
-        for email in emails:
-            try:
-                field.run_validation(email)
-            except ValidationError:
-                raise ValidationError({"attendeeEmail": [f"'{email[:80]}' is not an email address."]}) from None
-        return tuple(emails)
-
-    def _v1_order(self) -> tuple[str, ...]:
-        """v1's `sortBy` (createdAt | updatedAt) with `order` (asc, the default, | desc); by id
-        otherwise. The id breaks ties so that pages stay stable."""
-        sort_by = single(self.request, "sortBy")
-        order = single(self.request, "order") or "asc"
-        if order not in ("asc", "desc"):
-            raise ValidationError({"order": [f"'{order[:40]}' is not one of asc, desc."]})
+    @staticmethod
+    def _v1_order(sort_by: str | None, order: str) -> tuple[str, ...]:
+        """v1's `sortBy` with `order`; by id otherwise. The id breaks ties so that pages stay stable."""
         if sort_by is None:
             return ("id",)
-        fields = {"createdAt": "created_at", "updatedAt": "updated_at"}
-        if sort_by not in fields:
-            raise ValidationError({"sortBy": [f"'{sort_by[:40]}' is not one of createdAt, updatedAt."]})
         sign = "-" if order == "desc" else ""
-        return (f"{sign}{fields[sort_by]}", f"{sign}id")
+        return (f"{sign}{sort_by}", f"{sign}id")
 
     @extend_schema(request=BookingCreateSerializer, responses=BookingCreatedSerializer)
     def create(self, request, *args, **kwargs):

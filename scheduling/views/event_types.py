@@ -1,5 +1,4 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-
+from core.query import QueryParameters, Text
 from core.scopes import READ_EVENT_TYPE, WRITE_EVENT_TYPE
 from core.viewsets import (
     CreateModelMixin,
@@ -16,6 +15,11 @@ from scheduling.serializers.event_types import (
     EventTypeUpdateSerializer,
 )
 from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
+
+
+class EventTypeFilters(QueryParameters):
+    # As in Cal.com's v1: an exact match among the event types the caller may see.
+    slug = Text(description="Only the event types with this slug.")
 
 
 class EventTypeViewSet(
@@ -36,17 +40,13 @@ class EventTypeViewSet(
     input_serializer_class = EventTypeCreateSerializer
     update_serializer_class = EventTypeUpdateSerializer
     conflict_actions = ("create", "partial_update")  # a slug the owner already uses
-
-    @extend_schema(parameters=[OpenApiParameter("slug", str, description="Only the event types with this slug.")])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+    list_filters = EventTypeFilters
 
     def get_queryset(self):
         if self.action != "list":
             return event_type_list(user=self.request.user)
         queryset = event_type_list(user=self.request.user, user_ids=self.requested_user_ids())
-        # `?slug=` as in Cal.com's v1: an exact match among the event types the caller may see.
-        slug = self.request.query_params.get("slug")
+        slug = self.list_filters.parse(self.request)["slug"]
         return queryset if slug is None else queryset.filter(slug=slug)
 
     def perform_create(self, data):

@@ -188,3 +188,14 @@ def test_deliveries_list_runs_the_same_number_of_queries_for_1_and_50(api_client
     fifty = count()
     assert (one[1], fifty[1]) == (1, 50)
     assert one[0] == fifty[0] <= 5
+
+
+@pytest.mark.parametrize("query", ["status=failed&status=pending", "status="])
+def test_status_filter_given_twice_or_empty_is_a_400(api_client, query):
+    # Before the filters were declared (core.query), the last copy was read and an empty one ignored.
+    webhook = WebhookFactory()
+
+    response = api_client.get(f"/v1/webhooks/{webhook.pk}/deliveries?{query}", **auth(webhook.user))
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["status"]
