@@ -96,6 +96,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     lookup_value_regex = r"[0-9]+"
     lookup_schema: dict = {"type": "integer"}  # the path id in the OpenAPI document
     conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
+    list_filters = None  # a core.query.QueryParameters subclass: the list's filters, read and documented
 
     # --- the caller --------------------------------------------------------------------------
 
