@@ -145,9 +145,7 @@ class ResourceAutoSchema(AutoSchema):
         `list_filters`, and `userId` of every resource list."""
         parameters = super().get_override_parameters()
         if self.is_resource_viewset and getattr(self.view, "action", None) == "list":
-            declared = getattr(self.view, "list_filters", None)
-            if declared is not None:
-                parameters = [*parameters, *declared.openapi_parameters()]
+            parameters = [*parameters, *self.view.list_filters.openapi_parameters()]
             parameters = [*parameters, USER_IDS.openapi_parameter("userId")]
         return parameters
 

@@ -56,7 +56,7 @@ from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
 from core.pagination import PagePagination
-from core.query import query_int_list
+from core.query import QueryParameters, query_int_list
 from core.reads import read_rows
 
 
@@ -96,7 +96,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     lookup_value_regex = r"[0-9]+"
     lookup_schema: dict = {"type": "integer"}  # the path id in the OpenAPI document
     conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
-    list_filters = None  # a core.query.QueryParameters subclass: the list's filters, read and documented
+    list_filters: type[QueryParameters] = QueryParameters  # the list's filters, read and documented (core.query)
 
     # --- the caller --------------------------------------------------------------------------
 

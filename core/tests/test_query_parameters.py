@@ -249,9 +249,7 @@ REQUIRED = {"eventTypeId": "1", "startTime": "2030-01-01", "endTime": "2030-01-0
 
 def declared_parameters():
     for path, view in list_views():
-        declared = {
-            to_camel(name): kind for name, kind in getattr(view, "list_filters", QueryParameters).declared.items()
-        }
+        declared = {to_camel(name): kind for name, kind in view.list_filters.declared.items()}
         required = {name: REQUIRED[name] for name, kind in declared.items() if kind.required}
         for name, kind in declared.items():
             others = {other: value for other, value in required.items() if other != name}
