@@ -142,11 +142,12 @@ class ResourceAutoSchema(AutoSchema):
 
     def get_override_parameters(self):
         """A list's query parameters come from their one declaration (core.query): the view's
-        `list_filters`, and `userId` of every resource list."""
+        `list_filters`, and `userId` of the lists that take it (`filters_by_user`)."""
         parameters = super().get_override_parameters()
         if self.is_resource_viewset and getattr(self.view, "action", None) == "list":
             parameters = [*parameters, *self.view.list_filters.openapi_parameters()]
-            parameters = [*parameters, USER_IDS.openapi_parameter("userId")]
+            if self.view.filters_by_user:
+                parameters = [*parameters, USER_IDS.openapi_parameter("userId")]
         return parameters
 
     # --- responses -----------------------------------------------------------------------------

@@ -97,6 +97,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     lookup_schema: dict = {"type": "integer"}  # the path id in the OpenAPI document
     conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
     list_filters: type[QueryParameters] = QueryParameters  # the list's filters, read and documented (core.query)
+    filters_by_user = True  # the list takes `?userId=` (requested_user_ids), and the document says so
 
     # --- the caller --------------------------------------------------------------------------
 

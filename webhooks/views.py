@@ -127,6 +127,7 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     serializer_class = DeliverySerializer
     conflict_actions = ("redeliver",)
     list_filters = DeliveryFilters
+    filters_by_user = False  # the log of one webhook, found by its id
 
     def get_webhook(self):
         if not hasattr(self, "_webhook"):

@@ -70,6 +70,7 @@ CANCEL_SCHEMA = extend_schema(
     parameters=[
         OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
         OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
+        OpenApiParameter("cancelSubsequentBookings", bool, description="Accepted; no effect (no recurring series)."),
     ],
 )
 

@@ -47,6 +47,7 @@ class SlotViewSet(ResourceViewSet):
     pagination_class = None
 
     list_filters = SlotQuery  # not filters, but read and documented the same way
+    filters_by_user = False
 
     @extend_schema(responses=SlotsSerializer)
     def list(self, request, *args, **kwargs):
