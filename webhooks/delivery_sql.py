@@ -26,7 +26,7 @@ from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 
 class _Names:
-    """A model's quoted table (`table`) and columns by field name (`DELIVERY.next_attempt_at`), taken
+    """A model's quoted table (`table`) and columns by field name (`delivery.next_attempt_at`), taken
     from `_meta`: a renamed field or column changes the SQL with it, and a field that no longer
     exists stops the import with FieldDoesNotExist."""
 
