@@ -2,8 +2,9 @@
 
 `Authorization: Bearer <credential>` carries either an OAuth access token or an API key (told
 apart by the API key prefix); `?apiKey=` carries API keys only. Either way the credential and its
-user come back in one query. `request.auth` is a `core.authentication.Credential` with the granted
-scopes. It lives here, next to the tables it reads; settings' DEFAULT_AUTHENTICATION_CLASSES names it.
+user come back in one query (for an API key, an ORM queryset compiled once per process:
+`_api_key_lookup`). `request.auth` is a `core.authentication.Credential` with the granted scopes.
+It lives here, next to the tables it reads; settings' DEFAULT_AUTHENTICATION_CLASSES names it.
 """
 
 import functools
@@ -11,15 +12,14 @@ import hashlib
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 from rest_framework.authentication import BaseAuthentication
 
-from accounts.models import ApiKey, User
+from accounts.models import ApiKey
 from core.authentication import Credential, bearer_token, checking_connection
 from core.exceptions import REALM, InvalidToken
-from core.rows import RowLayout, instances, row_layout
+from core.rows import CompiledQuery, Parameter
 from core.scopes import all_scopes, expand_scopes, parse_scopes
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -30,37 +30,19 @@ def hash_api_key(raw_key: str) -> str:
 
 
 @functools.cache
-def _api_key_lookup() -> tuple[str, RowLayout, RowLayout]:
-    """The SQL of `ApiKey.objects.select_related("user").filter(hashed_key=…)` and the row layouts,
-    worked out once per process. Building that query with the ORM on every request cost more CPU
-    than the database took to answer it; the statement and the row layout never change."""
-    key_layout, user_layout = row_layout(ApiKey), row_layout(User)
-    quote = connection.ops.quote_name
-    key_table, user_table = quote(ApiKey._meta.db_table), quote(User._meta.db_table)
-    sql = (
-        f"SELECT {key_layout.columns(ApiKey._meta.db_table)}, {user_layout.columns(User._meta.db_table)}"
-        f" FROM {key_table} INNER JOIN {user_table}"
-        f" ON {key_table}.{quote(ApiKey._meta.get_field('user').column)} = {user_table}.{quote(User._meta.pk.column)}"
-        f" WHERE {key_table}.{quote(ApiKey._meta.get_field('hashed_key').column)} = %s LIMIT 1"
-    )
-    return sql, key_layout, user_layout
+def _api_key_lookup() -> CompiledQuery:
+    """`ApiKey.objects.select_related("user").filter(hashed_key=…)`, compiled by the ORM once per
+    process (core/rows.py): building the query on every request cost more CPU than the database took
+    to answer it (docs/benchmarks.md, "Profiling and what changed")."""
+    hashed_key = Parameter("hashed_key", ApiKey._meta.get_field("hashed_key"))
+    # The key is unique: no ORDER BY (the model's ordering) for its one row, as `.get()` would do.
+    return CompiledQuery(ApiKey.objects.select_related("user").filter(hashed_key=hashed_key).order_by()[:1])
 
 
 def api_key_with_user(hashed_key: str) -> ApiKey | None:
     """The API key with this hash and its user (`key.user`), in one query; None if there is none."""
-    sql, key_layout, user_layout = _api_key_lookup()
-
-    def fetch():
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [hashed_key])
-            return cursor.fetchone()
-
-    row = checking_connection(fetch)
-    if row is None:
-        return None
-    key, user = instances(row, key_layout, user_layout)
-    key.user = user
-    return key
+    lookup = _api_key_lookup()
+    return checking_connection(lambda: lookup.first(hashed_key=hashed_key))
 
 
 class CredentialAuthentication(BaseAuthentication):

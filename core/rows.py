@@ -1,28 +1,40 @@
-"""Model instances from a row of hand-written SQL, for the few hot lookups whose ORM query costs
-more CPU to build than PostgreSQL takes to answer it (the API key lookup, the bookable event type).
+"""Model instances from rows the ORM's iterator does not read, for the few hot lookups whose ORM
+query costs more CPU to build than PostgreSQL takes to answer it (the API key lookup, the bookable
+event type) and for the statements the ORM cannot say (webhooks.delivery_sql).
 
-Such a lookup writes its statement once per process from the models' `_meta` (so it follows the
-fields as they change) and turns each slice of the row into an instance with `Model.from_db`, the
-way the ORM's own iterator does: same attributes, same `_state`, same database converters.
+- `CompiledQuery`: an ORM queryset built and compiled ONCE per process, with a `Parameter` where
+  each call's value goes; every call runs that SQL with the real values and builds the instances its
+  `select_related` asks for. Tables, joins and the WHERE clause are the ORM's, so a rule written as a
+  `Q` (a visibility filter) is written once and applies here too. The cost it saves is building the
+  query on every call (docs/benchmarks.md, "Profiling and what changed").
+- `row_layout(model)` and `instances(row, …)`: for hand-written SQL that selects a model's concrete
+  columns in order (`RowLayout.columns`).
+
+Either way each slice of the row becomes an instance with `Model.from_db` after the backend's and the
+field's converters, as the ORM's own iterator does: same attributes, same `_state`, same database
+converters (JSONField's decoding for one).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
+from django.db.models import Expression, QuerySet
+from django.db.models.expressions import Col
 
 
 @dataclass(frozen=True)
 class RowLayout:
-    """Where a model's concrete fields sit in a row, and how to turn them into an instance."""
+    """Where a model's fields sit in (a slice of) a row, and how to turn them into an instance."""
 
     model: type
     attnames: list[str]
-    converters: list[tuple[int, object, list]]  # (column index, its Col, the backend's and the field's converters)
+    converters: list[tuple[int, Col, list]]  # (column index, its Col, the backend's and the field's converters)
     fields: list
     pk_index: int
 
     def columns(self, alias: str) -> str:
-        """`"alias"."column", …` for a SELECT list, in the order `instance` reads them."""
+        """`"alias"."column", …` for a SELECT (or RETURNING) list, in the order `instance` reads them."""
         quote = connection.ops.quote_name
         return ", ".join(f"{quote(alias)}.{quote(field.column)}" for field in self.fields)
 
@@ -38,23 +50,23 @@ class RowLayout:
         return self.model.from_db(connection.alias, self.attnames, values)
 
 
-def row_layout(model) -> RowLayout:
-    """As the ORM's compiler does: the backend's converters for the column's type, then the
-    field's own (`from_db_value`, JSONField's decoding for one)."""
-    fields = list(model._meta.concrete_fields)
+def _layout(model, columns: list[Col]) -> RowLayout:
+    """As the ORM's compiler does (`get_converters`): the backend's converters for each column's
+    type, then the field's own (`from_db_value`), worked out once rather than per row."""
     converters = []
-    for index, field in enumerate(fields):
-        column = field.get_col(model._meta.db_table)
+    for index, column in enumerate(columns):
         found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
         if found:
             converters.append((index, column, found))
+    attnames = [column.target.attname for column in columns]
     return RowLayout(
-        model,
-        [field.attname for field in fields],
-        converters,
-        fields,
-        fields.index(model._meta.pk),
+        model, attnames, converters, [column.target for column in columns], attnames.index(model._meta.pk.attname)
     )
+
+
+def row_layout(model) -> RowLayout:
+    """The layout of all of a model's concrete columns, in `_meta` order."""
+    return _layout(model, [field.get_col(model._meta.db_table) for field in model._meta.concrete_fields])
 
 
 def instances(row, *layouts: RowLayout) -> list:
@@ -65,3 +77,92 @@ def instances(row, *layouts: RowLayout) -> list:
         found.append(layout.instance(row[start:end]))
         start = end
     return found
+
+
+class Parameter(Expression):
+    """A value that each run of a `CompiledQuery` gives by name: it compiles to a placeholder, so the
+    ORM writes the SQL around it once. Usable wherever the ORM takes an expression: `.filter(pk=…)`,
+    a foreign key (`Q(owner=…)` compares `owner_id`), a subquery's filter."""
+
+    def __init__(self, name: str, output_field):
+        super().__init__(output_field=output_field)
+        self.name = name
+
+    def as_sql(self, compiler, connection):
+        return "%s", (self,)
+
+
+@dataclass(frozen=True)
+class _Selected:
+    """One model of a compiled query's row, taken from the ORM compiler's `klass_info`: where its
+    columns sit, the models `select_related` reads with it, and how it is attached to its parent."""
+
+    layout: RowLayout
+    start: int
+    end: int
+    related: tuple["_Selected", ...]
+    local_setter: Callable | None = None
+    remote_setter: Callable | None = None
+
+    def instance(self, row):
+        """This model's instance (None for a LEFT JOIN that matched nothing) with its related ones
+        attached as the ORM's `RelatedPopulator` attaches them: each cached on its parent, even when
+        None (so reading it costs no query), and the parent on it."""
+        found = self.layout.instance(row[self.start : self.end])
+        if found is not None:
+            for selected in self.related:
+                related = selected.instance(row)
+                selected.local_setter(found, related)
+                if related is not None:
+                    selected.remote_setter(related, found)
+        return found
+
+
+class CompiledQuery:
+    """An ORM queryset compiled once, run many times with new `Parameter` values.
+
+    Built at the first call of a `functools.cache`d function, so that the SQL is written once per
+    process, when the models and the connection's features are known. Each run costs what a
+    hand-written statement costs (one execute, one row turned into instances), not the ORM's query
+    building; the objects are those the queryset would give, with their `select_related` relations
+    cached. Only the default database, and no `select_related` of a multi-table-inheritance child
+    (the ORM builds it from its parent's columns); `_selected` refuses one.
+    """
+
+    def __init__(self, queryset: QuerySet):
+        compiler = queryset.query.get_compiler(using=DEFAULT_DB_ALIAS)
+        self.sql, params = compiler.as_sql()
+        self.params = list(params)  # with a `Parameter` where each run's values go
+        self._slots = [(index, param.name) for index, param in enumerate(params) if isinstance(param, Parameter)]
+        self._root = self._selected(compiler.klass_info, compiler.select)
+
+    def _selected(self, klass_info: dict, select) -> _Selected:
+        if klass_info.get("from_parent"):
+            raise ValueError("CompiledQuery does not read a related model from its parent's columns.")
+        indexes = klass_info["select_fields"]
+        start, end = indexes[0], indexes[-1] + 1
+        if indexes != list(range(start, end)):
+            raise ValueError("CompiledQuery expects each model's columns next to each other.")
+        return _Selected(
+            _layout(klass_info["model"], [column for column, *_ in select[start:end]]),
+            start,
+            end,
+            tuple(self._selected(related, select) for related in klass_info.get("related_klass_infos", ())),
+            klass_info.get("local_setter"),
+            klass_info.get("remote_setter"),
+        )
+
+    def first(self, **values):
+        """The first instance the queryset gives with these values for its parameters, or None.
+        One query. Values the query has no parameter for are ignored (a query compiled for a
+        system admin has no `user_id`), so callers pass the same values to every variant."""
+        params = self.params.copy()
+        try:
+            for index, name in self._slots:
+                params[index] = values[name]
+        except KeyError as missing:
+            raise TypeError(f"CompiledQuery needs a value for the parameter {missing}.") from None
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            row = cursor.fetchone()
+        return None if row is None else self._root.instance(row)

@@ -21,9 +21,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.datetimes import iso_utc
+from core.rows import instances
 from webhooks import sending
 from webhooks.conf import webhook_setting
-from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, RECORD_SUCCESS_SQL, from_row
+from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL
 from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
     OPEN_DELIVERY_STATUSES,
@@ -127,11 +128,10 @@ def _claim(delivery_id: int, *, now: datetime, force: bool) -> WebhookDelivery |
         row = cursor.fetchone()
     if row is None:
         return None
-    delivery_fields = WebhookDelivery._meta.concrete_fields
-    delivery = from_row(WebhookDelivery, row[: len(delivery_fields)])
+    delivery, webhook = instances(row, *CLAIMED_ROW)
     if delivery.status == DeliveryStatus.CANCELLED:
         return None
-    delivery.webhook = from_row(Webhook, row[len(delivery_fields) :])
+    delivery.webhook = webhook
     return delivery
 
 

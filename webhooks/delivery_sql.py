@@ -12,72 +12,86 @@ and the same atomicity, because a single statement is its own transaction:
 - `RECORD_SUCCESS_SQL` inserts the attempt, marks the delivery succeeded and ends the webhook's run
   of failures (`failing_since`) in one statement with data-modifying CTEs.
 
-Column names come from the models, so a renamed field fails loudly here rather than silently.
+The ORM cannot say either statement (UPDATE … FROM … RETURNING around a FOR UPDATE SKIP LOCKED
+subquery; data-modifying CTEs), so they are written by hand; but every table and column name in them
+comes from the models' `_meta`, so a renamed column follows and a removed field fails loudly at
+import rather than silently. The returned row becomes model instances with `core.rows`, the helper
+the other raw lookups use.
 """
 
 from django.db import connection
 
+from core.rows import row_layout
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 
-def _columns(model, alias: str) -> str:
-    return ", ".join(f"{alias}.{connection.ops.quote_name(field.column)}" for field in model._meta.concrete_fields)
+class _Names:
+    """A model's quoted table (`table`) and columns by field name (`delivery.next_attempt_at`), taken
+    from `_meta`: a renamed field or column changes the SQL with it, and a field that no longer
+    exists stops the import with FieldDoesNotExist."""
+
+    def __init__(self, model):
+        self.model = model
+        self.table = connection.ops.quote_name(model._meta.db_table)
+
+    def __getattr__(self, field_name: str) -> str:
+        return connection.ops.quote_name(self.model._meta.get_field(field_name).column)
 
 
-def from_row(model, values):
-    """A model instance from a raw row of all its concrete columns, through the fields' converters
-    (jsonb comes back from psycopg as text; JSONField decodes it), as a queryset would build it."""
-    fields = model._meta.concrete_fields
-    converted = []
-    for field, value in zip(fields, values, strict=True):
-        expression = field.get_col(model._meta.db_table)
-        for converter in connection.ops.get_db_converters(expression) + expression.get_db_converters(connection):
-            value = converter(value, expression, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, [field.attname for field in fields], converted)
-
-
-DELIVERY_TABLE = WebhookDelivery._meta.db_table
-WEBHOOK_TABLE = Webhook._meta.db_table
-ATTEMPT_TABLE = DeliveryAttempt._meta.db_table
+# What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's (`core.rows.instances`).
+CLAIMED_ROW = (row_layout(WebhookDelivery), row_layout(Webhook))
 ATTEMPT_INSERT_FIELDS = [field for field in DeliveryAttempt._meta.concrete_fields if not field.primary_key]
-ATTEMPT_COLUMNS = ", ".join(connection.ops.quote_name(field.column) for field in ATTEMPT_INSERT_FIELDS)
-ATTEMPT_PLACEHOLDERS = ", ".join(f"%(attempt_{field.column})s" for field in ATTEMPT_INSERT_FIELDS)
 
-# Claimable: pending, or delivering under an expired (or no) lease; and due (1 s early is fine).
-# `force` (test sends) skips both checks and the inactive rule, as before.
-CLAIM_SQL = f"""
-UPDATE {DELIVERY_TABLE} AS delivery SET
-    status = CASE WHEN webhook.active OR %(force)s THEN %(delivering)s ELSE %(cancelled)s END,
-    attempts = delivery.attempts + CASE WHEN webhook.active OR %(force)s THEN 1 ELSE 0 END,
-    last_attempt_at = CASE WHEN webhook.active OR %(force)s THEN %(now)s ELSE delivery.last_attempt_at END,
-    lease_expires_at = CASE WHEN webhook.active OR %(force)s THEN %(lease_expires_at)s END,
-    next_attempt_at = CASE WHEN webhook.active OR %(force)s THEN delivery.next_attempt_at END
-FROM {WEBHOOK_TABLE} AS webhook
-WHERE webhook.id = delivery.webhook_id
-  AND delivery.id = (
-    SELECT candidate.id FROM {DELIVERY_TABLE} AS candidate
-    WHERE candidate.id = %(id)s
+
+def claim_sql() -> str:
+    """Claimable: pending, or delivering under an expired (or no) lease; and due (1 s early is
+    fine). `force` (test sends) skips both checks and the inactive rule, as before."""
+    delivery, webhook = _Names(WebhookDelivery), _Names(Webhook)
+    delivery_layout, webhook_layout = CLAIMED_ROW
+    sending = f"webhook.{webhook.active} OR %(force)s"
+    return f"""
+UPDATE {delivery.table} AS delivery SET
+    {delivery.status} = CASE WHEN {sending} THEN %(delivering)s ELSE %(cancelled)s END,
+    {delivery.attempts} = delivery.{delivery.attempts} + CASE WHEN {sending} THEN 1 ELSE 0 END,
+    {delivery.last_attempt_at} = CASE WHEN {sending} THEN %(now)s ELSE delivery.{delivery.last_attempt_at} END,
+    {delivery.lease_expires_at} = CASE WHEN {sending} THEN %(lease_expires_at)s END,
+    {delivery.next_attempt_at} = CASE WHEN {sending} THEN delivery.{delivery.next_attempt_at} END
+FROM {webhook.table} AS webhook
+WHERE webhook.{webhook.id} = delivery.{delivery.webhook}
+  AND delivery.{delivery.id} = (
+    SELECT candidate.{delivery.id} FROM {delivery.table} AS candidate
+    WHERE candidate.{delivery.id} = %(id)s
       AND (%(force)s OR (
-        (candidate.status = %(pending)s
-         OR (candidate.status = %(delivering)s
-             AND (candidate.lease_expires_at IS NULL OR candidate.lease_expires_at <= %(now)s)))
-        AND (candidate.next_attempt_at IS NULL OR candidate.next_attempt_at <= %(due_by)s)))
+        (candidate.{delivery.status} = %(pending)s
+         OR (candidate.{delivery.status} = %(delivering)s
+             AND (candidate.{delivery.lease_expires_at} IS NULL OR candidate.{delivery.lease_expires_at} <= %(now)s)))
+        AND (candidate.{delivery.next_attempt_at} IS NULL OR candidate.{delivery.next_attempt_at} <= %(due_by)s)))
     FOR UPDATE SKIP LOCKED
   )
-RETURNING {_columns(WebhookDelivery, "delivery")}, {_columns(Webhook, "webhook")}
+RETURNING {delivery_layout.columns("delivery")}, {webhook_layout.columns("webhook")}
 """
 
-RECORD_SUCCESS_SQL = f"""
+
+def record_success_sql() -> str:
+    """The attempt's values are `%(attempt_<column>)s`, one per field of ATTEMPT_INSERT_FIELDS."""
+    attempt, delivery, webhook = _Names(DeliveryAttempt), _Names(WebhookDelivery), _Names(Webhook)
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in ATTEMPT_INSERT_FIELDS)
+    placeholders = ", ".join(f"%(attempt_{field.column})s" for field in ATTEMPT_INSERT_FIELDS)
+    return f"""
 WITH attempt AS (
-    INSERT INTO {ATTEMPT_TABLE} ({ATTEMPT_COLUMNS}) VALUES ({ATTEMPT_PLACEHOLDERS})
-    RETURNING id
+    INSERT INTO {attempt.table} ({columns}) VALUES ({placeholders})
+    RETURNING {attempt.id}
 ), failure_run_ended AS (
-    UPDATE {WEBHOOK_TABLE} SET failing_since = NULL
-    WHERE id = %(webhook_id)s AND failing_since IS NOT NULL AND %(ends_failure_run)s
+    UPDATE {webhook.table} SET {webhook.failing_since} = NULL
+    WHERE {webhook.id} = %(webhook_id)s AND {webhook.failing_since} IS NOT NULL AND %(ends_failure_run)s
 )
-UPDATE {DELIVERY_TABLE} SET
-    status = %(succeeded)s, delivered_at = %(delivered_at)s, next_attempt_at = NULL, lease_expires_at = NULL
-WHERE id = %(delivery_id)s
-RETURNING (SELECT id FROM attempt)
+UPDATE {delivery.table} SET
+    {delivery.status} = %(succeeded)s, {delivery.delivered_at} = %(delivered_at)s,
+    {delivery.next_attempt_at} = NULL, {delivery.lease_expires_at} = NULL
+WHERE {delivery.id} = %(delivery_id)s
+RETURNING (SELECT {attempt.id} FROM attempt)
 """
+
+
+CLAIM_SQL = claim_sql()
+RECORD_SUCCESS_SQL = record_success_sql()

@@ -2,16 +2,17 @@
 
 import functools
 
-from django.db import connection
 from django.db.models import Q, QuerySet
 
 from accounts.models import Membership, User
 from accounts.selectors import managed_team_ids
-from core.rows import RowLayout, instances, row_layout
-from scheduling.models import EventType, Schedule
+from core.rows import CompiledQuery, Parameter
+from scheduling.models import EventType
 
 
-def _visible_filter(user: User) -> Q:
+def _visible_filter(user: User | Parameter) -> Q:
+    """Who sees an event type. `user` is a user, or the `Parameter` standing for one in a compiled
+    query (`_bookable_lookup`): the same rule either way."""
     member_of = Membership.objects.filter(user=user, accepted=True).values("team_id")
     return Q(owner=user) | Q(team_id__in=member_of)
 
@@ -31,48 +32,21 @@ def event_type_list(*, user: User, user_ids: list[int] | None = None) -> QuerySe
 
 
 @functools.cache
-def _bookable_lookup(*, system_admin: bool) -> tuple[str, tuple[RowLayout, ...]]:
-    """The statement of `event_type_bookable` and its row layouts, written once per process.
-
-    Built with the ORM (`select_related` of the owner, the schedule and its user, `_visible_filter`
-    in a subquery) the query cost many times more CPU per call than PostgreSQL takes to answer it
-    (docs/benchmarks.md); the statement never changes. Its row: the event type; its owner; the
-    schedule its slots come from (its own, else the owner's default, which would otherwise cost a
-    query of its own); that schedule's user, only when it is not the owner (a team event type's
-    host), so that the owner's columns are not read and built twice. The team is not read: bookings
-    and slots need its id only.
-    """
-    layouts = (row_layout(EventType), row_layout(User), row_layout(Schedule), row_layout(User))
-    columns = ", ".join(
-        layout.columns(alias)
-        for layout, alias in zip(layouts, ("event_type", "owner", "schedule", "schedule_user"), strict=True)
+def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
+    """The query of `event_type_bookable`, compiled by the ORM once per process (core/rows.py):
+    building it on every call cost many times more CPU than PostgreSQL takes to answer it
+    (docs/benchmarks.md, "Profiling and what changed"). It reads what slots and bookings read next:
+    the owner with their default schedule (the schedule of an event type without one of its own),
+    the event type's own schedule and that schedule's user (a team event type's host). The team is
+    not read: bookings and slots need its id only."""
+    queryset = (
+        EventType.objects.select_related("owner__default_schedule", "schedule__user")
+        .filter(pk=Parameter("event_type_id", EventType._meta.pk))
+        .order_by()  # one row: no ORDER BY (the model's ordering), as `.get()` would do
     )
-    event_types, users, schedules, memberships = (
-        connection.ops.quote_name(model._meta.db_table) for model in (EventType, User, Schedule, Membership)
-    )
-    sql = f"""
-        SELECT {columns}
-        FROM {event_types} event_type
-        LEFT JOIN {users} owner ON owner.id = event_type.owner_id
-        LEFT JOIN {schedules} schedule
-            ON schedule.id = COALESCE(event_type.schedule_id, owner.default_schedule_id)
-        LEFT JOIN {users} schedule_user
-            ON schedule_user.id = schedule.user_id AND schedule.user_id IS DISTINCT FROM event_type.owner_id
-        WHERE event_type.id = %(event_type_id)s
-    """
     if not system_admin:
-        # `_visible_filter(user) | Q(hidden=False)`, as event_type_list applies it.
-        sql += f"""
-            AND (
-                NOT event_type.hidden
-                OR event_type.owner_id = %(user_id)s
-                OR event_type.team_id IN (
-                    SELECT team_id FROM {memberships}
-                    WHERE user_id = %(user_id)s AND accepted
-                )
-            )
-        """
-    return sql, layouts
+        queryset = queryset.filter(_visible_filter(Parameter("user_id", User._meta.pk)) | Q(hidden=False))
+    return CompiledQuery(queryset)
 
 
 def event_type_bookable(*, user: User, event_type_id: int) -> EventType | None:
@@ -82,20 +56,15 @@ def event_type_bookable(*, user: User, event_type_id: int) -> EventType | None:
     One query. What the slots and the booking read next comes with it and costs none: the owner,
     the schedule (`event_type.schedule`, or for an event type without one `owner.default_schedule`)
     and the schedule's user (the owner itself when it is theirs)."""
-    sql, layouts = _bookable_lookup(system_admin=user.is_system_admin)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"event_type_id": event_type_id, "user_id": user.pk})
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    event_type, owner, schedule, schedule_user = instances(row, *layouts)
-    event_type.owner = owner
-    if schedule is not None:
-        schedule.user = schedule_user or owner
-        if event_type.schedule_id is not None:
-            event_type.schedule = schedule
-        else:
-            owner.default_schedule = schedule
+    lookup = _bookable_lookup(system_admin=user.is_system_admin)
+    event_type = lookup.first(event_type_id=event_type_id, user_id=user.pk)
+    if event_type is None or event_type.owner_id is None:
+        return event_type
+    # One object per person: the owner also stands for the user of a schedule of theirs.
+    owner = event_type.owner
+    for schedule in (event_type.schedule, owner.default_schedule):
+        if schedule is not None and schedule.user_id == owner.pk:
+            schedule.user = owner
     return event_type
 
 

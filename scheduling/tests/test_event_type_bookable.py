@@ -5,11 +5,13 @@ from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User, UserRole
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import EventType, Schedule
+from scheduling.selectors import event_types
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import event_type_host, event_type_schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
@@ -90,6 +92,31 @@ def test_a_system_admin_may_book_any_event_type(make):
     admin = UserFactory(role=UserRole.ADMIN)
 
     assert event_type_bookable(user=admin, event_type_id=make(admin).pk) is not None
+
+
+def test_the_bookable_lookup_is_the_orms_query_with_the_visibility_rule(caller):
+    """The rule is written once (`_visible_filter`): the lookup's SQL is what the ORM writes for it
+    (an expression's placeholder in parentheses)."""
+    queryset = EventType.objects.select_related("owner__default_schedule", "schedule__user").filter(pk=12345).order_by()
+
+    for system_admin, rule in ((False, event_types._visible_filter(caller) | Q(hidden=False)), (True, Q())):
+        sql, _ = queryset.filter(rule).query.sql_with_params()
+        assert event_types._bookable_lookup(system_admin=system_admin).sql.replace("(%s)", "%s") == sql
+
+
+def test_the_bookable_lookup_follows_a_change_of_the_visibility_rule(caller, monkeypatch):
+    team = TeamFactory()
+    MembershipFactory(user=caller, team=team, accepted=True)
+    teams_hidden = EventTypeFactory(owner=None, team=team, schedule=None, hidden=True)
+    own_hidden = EventTypeFactory(owner=caller, hidden=True)
+    monkeypatch.setattr(event_types, "_visible_filter", lambda user: Q(owner=user))  # no more team members
+    event_types._bookable_lookup.cache_clear()
+    try:
+        bookable = [event_type_bookable(user=caller, event_type_id=found.pk) for found in (teams_hidden, own_hidden)]
+    finally:
+        event_types._bookable_lookup.cache_clear()
+
+    assert [found.pk if found else None for found in bookable] == [None, own_hidden.pk]
 
 
 @pytest.mark.parametrize("event_type_id", [0, -1, 2**31, 2**63, 10**30])

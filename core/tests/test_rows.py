@@ -1,0 +1,79 @@
+"""`core.rows`: a queryset compiled once and run with each call's values gives what the queryset
+itself gives, in one query; hand-written rows become the same instances."""
+
+import pytest
+from django.db import connection
+from django.db.models import Q
+
+from accounts.models import User
+from core.rows import CompiledQuery, Parameter, instances, row_layout
+from scheduling.models import EventType, Schedule
+from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def field_values(instance) -> list:
+    return [getattr(instance, field.attname) for field in type(instance)._meta.concrete_fields]
+
+
+def event_types(title, owner_id=None):
+    queryset = EventType.objects.select_related("owner", "schedule__user").filter(title=title)
+    return queryset.filter(Q(owner=owner_id) | Q(hidden=False)) if owner_id is not None else queryset
+
+
+def test_the_compiled_sql_is_the_querysets_own():
+    compiled = CompiledQuery(
+        event_types(Parameter("title", EventType._meta.get_field("title")), Parameter("owner_id", User._meta.pk))
+    )
+
+    sql, params = event_types("Intro", 987654).query.sql_with_params()
+
+    assert compiled.sql.replace("(%s)", "%s") == sql  # the ORM puts an expression in parentheses
+    assert [getattr(param, "name", param) for param in compiled.params] == [
+        {"Intro": "title", 987654: "owner_id"}.get(param, param) for param in params
+    ]
+
+
+def test_each_run_takes_its_own_values_and_builds_what_the_queryset_builds(django_assert_num_queries):
+    compiled = CompiledQuery(event_types(Parameter("title", EventType._meta.get_field("title"))))
+    intro, demo = EventTypeFactory(title="Intro"), EventTypeFactory(title="Demo", schedule=None)
+
+    with django_assert_num_queries(2):
+        found_intro, found_demo = compiled.first(title="Intro"), compiled.first(title="Demo")
+        related = (found_intro.owner, found_intro.schedule.user, found_demo.owner, found_demo.schedule)
+
+    expected = event_types("Intro").get()
+    assert (found_intro.pk, found_demo.pk) == (intro.pk, demo.pk)
+    assert type(found_intro) is EventType and type(related[1]) is User and related[3] is None
+    assert field_values(found_intro) == field_values(expected)
+    assert field_values(related[0]) == field_values(expected.owner)
+    assert field_values(found_intro.schedule) == field_values(expected.schedule)
+    assert field_values(related[1]) == field_values(expected.schedule.user)
+    assert not found_intro._state.adding and found_intro.schedule._state.db == "default"
+    assert compiled.first(title="Absent") is None
+
+
+def test_a_run_without_a_value_for_a_parameter_is_refused():
+    compiled = CompiledQuery(event_types(Parameter("title", EventType._meta.get_field("title"))))
+
+    with pytest.raises(TypeError, match="title"):
+        compiled.first(name="Intro")
+
+
+def test_a_hand_written_row_of_concrete_columns_becomes_the_orms_instances():
+    schedule = ScheduleFactory()
+    layouts = (row_layout(Schedule), row_layout(User))
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {layouts[0].columns('schedule')}, {layouts[1].columns('person')}"
+            f" FROM {quote(Schedule._meta.db_table)} schedule JOIN {quote(User._meta.db_table)} person"
+            " ON person.id = schedule.user_id WHERE schedule.id = %s",
+            [schedule.pk],
+        )
+        found, user = instances(cursor.fetchone(), *layouts)
+
+    assert field_values(found) == field_values(Schedule.objects.get(pk=schedule.pk))
+    assert field_values(user) == field_values(User.objects.get(pk=schedule.user_id))
+    assert not found._state.adding and not user._state.adding
