@@ -34,17 +34,16 @@ def webhook_get(*, user, webhook_id) -> Webhook | None:
 
 
 def delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[WebhookDelivery]:
-    """Newest first: a delivery log is read from the top."""
-    queryset = WebhookDelivery.objects.filter(webhook=webhook).order_by("-id")
+    """Newest first: a delivery log is read from the top. With each delivery's attempts in the
+    order they were made, for the single-delivery answers (a list's rows do not read them)."""
+    queryset = (
+        WebhookDelivery.objects.filter(webhook=webhook)
+        .prefetch_related(Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number")))
+        .order_by("-id")
+    )
     if status:
         queryset = queryset.filter(status=status)
     return queryset
-
-
-def delivery_with_attempts(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
-    return delivery_list(webhook=webhook).prefetch_related(
-        Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number"))
-    )
 
 
 # --- who hears about an event -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from core.viewsets import (
     UpdateModelMixin,
 )
 from webhooks.models import DeliveryStatus
-from webhooks.selectors import delivery_list, delivery_with_attempts, webhook_get, webhook_list
+from webhooks.selectors import delivery_list, webhook_get, webhook_list
 from webhooks.serializers import (
     DeliveryAttemptSerializer,
     DeliveryDetailSerializer,
@@ -95,7 +95,7 @@ class WebhookViewSet(
         webhook = self.get_object()
         require_empty_body(request)
         attempt = webhook_send_test(webhook=webhook)
-        delivery = delivery_with_attempts(webhook=webhook).get(pk=attempt.delivery_id)
+        delivery = delivery_list(webhook=webhook).get(pk=attempt.delivery_id)
         return Response(
             {
                 "attempt": DeliveryAttemptSerializer(attempt).data,
@@ -140,9 +140,8 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     def get_queryset(self):
         webhook = self.get_webhook()
         if self.action == "list":
-            status_filter = self.list_filters.parse(self.request)["status"]
-            return delivery_list(webhook=webhook, status=status_filter)
-        return delivery_with_attempts(webhook=webhook)
+            return delivery_list(webhook=webhook, **self.list_filters.parse(self.request))
+        return delivery_list(webhook=webhook)
 
     def get_output_serializer_class(self):
         return DeliveryDetailSerializer
