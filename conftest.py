@@ -54,6 +54,16 @@ def api_client():
 
 
 @pytest.fixture
+def operator_client(client):
+    """A test client signed in to the admin as a superuser."""
+    from accounts.tests.factories import PASSWORD, UserFactory
+
+    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
+    assert client.login(username=operator.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
 def chromium():
     from core.tests.browser import headless_chromium
 

@@ -9,6 +9,8 @@ from accounts.models import ApiKey, Membership, MembershipRole, OAuthClientProfi
 from accounts.services import api_key_create
 from core.scopes import all_scopes
 
+PASSWORD = "correct horse battery staple"  # every UserFactory user's
+
 
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
@@ -19,7 +21,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     name = factory.Faker("name")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
     time_zone = "Europe/Berlin"
-    password = factory.django.Password("correct horse battery staple")
+    password = factory.django.Password(PASSWORD)
 
 
 class TeamFactory(factory.django.DjangoModelFactory):

@@ -5,7 +5,8 @@ import hashlib
 import secrets
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-PASSWORD = "correct horse battery staple"  # the UserFactory's password
+from accounts.tests.factories import PASSWORD
+
 AUTHORIZE_URL = "/auth/oauth2/authorize"
 TOKEN_URL = "/api/auth/oauth/token"
 REFRESH_URL = "/api/auth/oauth/refreshToken"

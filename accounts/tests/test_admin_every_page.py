@@ -27,8 +27,6 @@ from webhooks.tests.test_constraints import DeliveryAttemptFactory, WebhookDeliv
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "correct horse battery staple"
-
 
 def team_with_owner():
     team = TeamFactory()
@@ -78,13 +76,6 @@ REGISTERED = sorted(model._meta.label for model in admin.site._registry)
 
 def model_admin_for(label: str):
     return next(model_admin for model, model_admin in admin.site._registry.items() if model._meta.label == label)
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
 
 
 def assert_not_5xx(response, what: str):

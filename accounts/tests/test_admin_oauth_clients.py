@@ -29,15 +29,6 @@ from core.exceptions import InvalidToken
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
-
 
 def registration(**overrides):
     form = {

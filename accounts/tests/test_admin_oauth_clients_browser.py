@@ -7,11 +7,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from accounts.tests.factories import UserFactory
+from accounts.tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-PASSWORD = "correct horse battery staple"
 
 
 def wait_for(driver, css_selector: str):

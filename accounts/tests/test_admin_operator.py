@@ -12,15 +12,6 @@ from core.tests.test_admin import GrantFactory
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
-
 
 def test_header_and_title_carry_the_service_name_and_view_site_leads_to_the_api_docs(operator_client, settings):
     page = operator_client.get(reverse("admin:index")).content.decode()

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
+from accounts.tests.factories import PASSWORD, MembershipFactory, TeamFactory, UserFactory
 from core.tests.browser import headless_chromium
 from demo.management.commands.seed_demo import DEMO_USER
 from payments.tests.factories import PaymentFactory
@@ -24,7 +24,6 @@ from scheduling.tests.factories import BookingFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PASSWORD = "correct horse battery staple"
 WIDTH = 1400
 
 

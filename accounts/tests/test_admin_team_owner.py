@@ -4,16 +4,9 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import Membership, MembershipRole
-from accounts.tests.factories import MembershipFactory, UserFactory
+from accounts.tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password="correct horse battery staple")
-    return client
 
 
 def membership_form(membership, **changes):

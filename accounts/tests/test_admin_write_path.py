@@ -11,13 +11,6 @@ from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password="correct horse battery staple")
-    return client
-
-
 def team_add_form(**overrides) -> dict:
     data = {"name": "Analytical Engines", "slug": "analytical-engines", "bio": "", "logo": ""}
     data.update(overrides)

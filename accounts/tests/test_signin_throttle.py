@@ -7,11 +7,9 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from accounts.tests.factories import UserFactory
+from accounts.tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture(autouse=True)

@@ -28,8 +28,6 @@ from scheduling.tests.factories import BookingFactory, EventTypeFactory, Schedul
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "correct horse battery staple"
-
 
 class GrantFactory(factory.django.DjangoModelFactory):
     class Meta:
@@ -100,13 +98,6 @@ PAGES = {
 
 def make_row(prefix):
     return PAGES[prefix][0]()
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
 
 
 @pytest.mark.parametrize("prefix", PAGES)

@@ -5,7 +5,7 @@ from django.contrib.auth.models import Permission
 from django.forms.models import model_to_dict
 from django.urls import reverse
 
-from accounts.tests.factories import UserFactory
+from accounts.tests.factories import PASSWORD, UserFactory
 from core.tests.factories import AppFactory
 from payments.admin import format_money
 from payments.models import Payment, PaymentOption
@@ -13,15 +13,6 @@ from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
 
 
 def listed(client, **params) -> set:

@@ -13,15 +13,6 @@ from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password=PASSWORD)
-    return client
-
 
 def schedule_form(user, rows, **overrides) -> dict:
     data = {

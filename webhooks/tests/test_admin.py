@@ -5,19 +5,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from accounts.tests.factories import UserFactory
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator_client(client):
-    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
-    assert client.login(username=operator.username, password="correct horse battery staple")
-    return client
 
 
 def emit(webhook, n=1):
