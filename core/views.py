@@ -1,6 +1,7 @@
 import sys
 from functools import wraps
 
+from celery import current_app
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import connection
 from django.http import JsonResponse
@@ -52,9 +53,7 @@ def readyz(request):
     except Exception as error:  # noqa: BLE001 - any failure means not ready
         checks["database"] = f"unreachable: {error.__class__.__name__}"
     try:
-        from config.celery import app
-
-        with app.connection_for_write() as broker:
+        with current_app.connection_for_write() as broker:
             broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
         checks["broker"] = "ok"
     except Exception as error:  # noqa: BLE001

@@ -1,7 +1,7 @@
 """`make run`: PostgreSQL (unless DATABASE_URL is set), migrations and demo data, then the web
 server, a Celery worker and Celery beat, supervised together.
 
-In order: refuse at once if the address is taken; start the embedded PostgreSQL (core/devdb.py);
+In order: refuse at once if the address is taken; start the embedded PostgreSQL (devserver/embedded_postgres.py);
 start the worker, and migrate and seed while it boots; start the web server and beat; print the demo credentials and the
 URLs once /healthz answers and the worker and beat are up, so that they are the last thing on the
 screen.
@@ -30,7 +30,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from core.devdb import EmbeddedPostgres
+from devserver.embedded_postgres import EmbeddedPostgres
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_SECONDS = 10
@@ -150,12 +150,12 @@ class Command(BaseCommand):
         manage = str(Path(settings.BASE_DIR) / "manage.py")
         return {
             "web": [sys.executable, manage, "runserver", addrport, *(["--noreload"] if noreload else [])],
-            # core.devcelery: the config app, minus the INFO lines of the periodic sweep itself, and
+            # devserver.worker: the config app, minus the INFO lines of the periodic sweep itself, and
             # telling us when it is up.
             "worker": [
                 celery,
                 "-A",
-                "core.devcelery",
+                "devserver.worker",
                 "worker",
                 "--loglevel=INFO",
                 "--concurrency=2",
@@ -165,7 +165,7 @@ class Command(BaseCommand):
             "beat": [
                 celery,
                 "-A",
-                "core.devcelery",
+                "devserver.worker",
                 "beat",
                 "--loglevel=WARNING",
                 f"--schedule={Path(settings.VAR_DIR) / 'celerybeat-schedule'}",
@@ -190,7 +190,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _ready_dir() -> Path:
-        """Where the worker and beat report that they are up (core/devcelery.py); emptied first."""
+        """Where the worker and beat report that they are up (devserver/worker.py); emptied first."""
         ready_dir = Path(settings.VAR_DIR) / "ready"
         ready_dir.mkdir(exist_ok=True)
         for marker in ready_dir.iterdir():

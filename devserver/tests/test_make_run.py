@@ -23,7 +23,7 @@ import psutil
 import psycopg
 import pytest
 
-from core import devdb
+from devserver import embedded_postgres
 from scheduling.models import EventType
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
@@ -126,7 +126,10 @@ class Service:
 
     def database(self) -> psycopg.Connection:
         return psycopg.connect(
-            host=str(devdb.socket_dir(self.var_dir)), user=devdb.SUPERUSER, dbname=devdb.DATABASE_NAME, autocommit=True
+            host=str(embedded_postgres.socket_dir(self.var_dir)),
+            user=embedded_postgres.SUPERUSER,
+            dbname=embedded_postgres.DATABASE_NAME,
+            autocommit=True,
         )
 
 
@@ -164,7 +167,7 @@ def start(var_dir):
 
 def stop_and_check_nothing_is_left(service: Service) -> None:
     started = service.processes()
-    postmaster = int((devdb.data_dir(service.var_dir) / "postmaster.pid").read_text().split()[0])
+    postmaster = int((embedded_postgres.data_dir(service.var_dir) / "postmaster.pid").read_text().split()[0])
     assert postmaster == service.pids["postgres"]
     assert {"postgres", "web", "worker", "beat"} <= set(service.pids)
     assert started > set(service.pids.values())  # PostgreSQL's checkpointer, writers, ...: forked ones too
@@ -173,7 +176,7 @@ def stop_and_check_nothing_is_left(service: Service) -> None:
 
     assert alive(started | {service.process.pid}) == []
     assert service.processes() == set()
-    assert not (devdb.data_dir(service.var_dir) / "postmaster.pid").exists()  # a clean shutdown
+    assert not (embedded_postgres.data_dir(service.var_dir) / "postmaster.pid").exists()  # a clean shutdown
     assert "Stopped the web server, the worker, beat and PostgreSQL." in service.output()
 
 
@@ -330,5 +333,5 @@ def test_a_taken_address_fails_at_once_and_starts_nothing(tmp_path):
     assert f"{address} is already in use" in result.stderr
     assert "RUN_ADDRESS=" in result.stderr
     # Nothing was started or migrated: no database cluster, no broker folders.
-    assert not devdb.data_dir(var_dir).exists()
+    assert not embedded_postgres.data_dir(var_dir).exists()
     assert not (var_dir / "broker").exists()

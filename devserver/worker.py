@@ -1,4 +1,4 @@
-"""The Celery app as `make run`'s worker and beat load it (`celery -A core.devcelery ...`): the
+"""The Celery app as `make run`'s worker and beat load it (`celery -A devserver.worker ...`): the
 project's app, plus two things for a console a person reads.
 
 - The worker's "received" / "succeeded" INFO lines of the periodic webhook sweep are left out: the
