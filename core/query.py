@@ -28,7 +28,7 @@ how the OpenAPI document describes it. Set the class as the view's `list_filters
 
         def get_queryset(self):
             filters = self.list_filters.parse(self.request)  # {"booking_id": 5, "success": None}
-            return payment_rows(user=self.request.user, **filters)
+            return payment_list(user=self.request.user, **filters)
 
 `core.openapi.ResourceAutoSchema` documents a view's `list_filters` on its list operation, so the
 document lists exactly the parameters that are read; no `OpenApiParameter` is written by hand.

@@ -27,8 +27,8 @@ How a serializer's fields become queries (worked out once per serializer class a
   not a key that GET silently drops.
 
 Anything else (a many-to-many, a source the model does not have) is an `ImproperlyConfigured`
-error naming the serializer and the field, raised by the first GET and by the test that plans
-every resource's serializer.
+error naming the serializer and the field, raised by the first GET and by
+`tests/test_read_plans.py`, which plans every resource's list and detail serializers.
 
 The pagination's COUNT runs on the queryset as the selector wrote it: the joins of the row query
 are not in it.
