@@ -38,7 +38,7 @@ What the base gives you:
 - `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
   already ordered);
 - one read path: list and get read the selector's queryset as rows of exactly what
-  `serializer_class` shows (core.reads), writes get model instances from the same queryset;
+  `serializer_class` shows (core.readpath), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
   others → 403 for another user's id, 400 for a non-integer);
 - a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it).
@@ -57,7 +57,7 @@ from rest_framework.viewsets import GenericViewSet
 from core.exceptions import Forbidden, NotFound
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
-from core.reads import read_rows
+from core.readpath import read_rows
 
 
 class ResourceRouter(SimpleRouter):
@@ -124,7 +124,7 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
 
     def get_object(self, *, as_rows: bool = False):
         """The object the path names, from the caller's visible queryset: a model instance for a
-        write, a row of what the serializer shows for a GET (`as_rows`, core.reads)."""
+        write, a row of what the serializer shows for a GET (`as_rows`, core.readpath)."""
         queryset = self.filter_queryset(self.get_queryset())
         if as_rows:
             queryset = read_rows(queryset, self.get_output_serializer_class())

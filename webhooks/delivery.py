@@ -20,8 +20,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.compiled_queries import instances
 from core.datetimes import iso_utc
-from core.rows import instances
 from webhooks import sending
 from webhooks.conf import webhook_setting
 from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL

@@ -15,13 +15,13 @@ and the same atomicity, because a single statement is its own transaction:
 The ORM cannot say either statement (UPDATE … FROM … RETURNING around a FOR UPDATE SKIP LOCKED
 subquery; data-modifying CTEs), so they are written by hand; but every table and column name in them
 comes from the models' `_meta`, so a renamed column follows and a removed field fails loudly at
-import rather than silently. The returned row becomes model instances with `core.rows`, the helper
+import rather than silently. The returned row becomes model instances with `core.compiled_queries`, the helper
 the other raw lookups use.
 """
 
 from django.db import connection
 
-from core.rows import row_layout
+from core.compiled_queries import row_layout
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 
@@ -38,7 +38,7 @@ class _Names:
         return connection.ops.quote_name(self.model._meta.get_field(field_name).column)
 
 
-# What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's (`core.rows.instances`).
+# What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's (`core.compiled_queries.instances`).
 CLAIMED_ROW = (row_layout(WebhookDelivery), row_layout(Webhook))
 ATTEMPT_INSERT_FIELDS = [field for field in DeliveryAttempt._meta.concrete_fields if not field.primary_key]
 

@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from core.datetimes import iso_utc
 from core.limits import json_text_depth_exceeds, limit
-from core.reads import reads
+from core.readpath import reads
 from core.serializers import (
     ApiSerializer,
     CompactAppSerializer,

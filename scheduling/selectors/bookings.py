@@ -22,7 +22,7 @@ def booking_list(
 ) -> QuerySet[Booking]:
     """The bookings the caller organises, or for system admins everyone's (narrowed by
     `user_ids`), with what `BookingSerializer` shows: for the writes and the bodies they answer
-    with, and for GETs read as rows (core.reads).
+    with, and for GETs read as rows (core.readpath).
 
     `after_start_time` keeps bookings starting at or after it; `before_end_time` those ending at
     or before it; `attendee_emails` those with an attendee of one of these addresses.

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from rest_framework import serializers
 
 from core.datetimes import is_supported_instant
-from core.reads import reads
+from core.readpath import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.limits import limit
-from core.reads import reads
+from core.readpath import reads
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
 from core.validators import validate_time_zone
 

@@ -1,4 +1,4 @@
-"""core.serializers.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
+"""core.readpath.output.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
 
 import datetime
 import functools
@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from rest_framework import serializers
 
-import core.serializers as core_serializers
+import core.readpath.output as readpath_output
 from accounts.tests.factories import ApiKeyFactory
 from core.serializers import ApiSerializer, CompactUserSerializer
 from scheduling.tests.factories import BookingFactory, ScheduleFactory
@@ -45,12 +45,12 @@ class SampleSerializer(ApiSerializer):
 
 
 def _drf(serializer_class, instance, many=False):
-    original = core_serializers._read_plan
-    core_serializers._read_plan = lambda serializer_class: None
+    original = readpath_output._read_plan
+    readpath_output._read_plan = lambda serializer_class: None
     try:
         return serializer_class(instance, many=many).data
     finally:
-        core_serializers._read_plan = original
+        readpath_output._read_plan = original
 
 
 def _rows():
@@ -154,12 +154,12 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
     paths = ["/v1/me", "/v1/schedules", "/v1/bookings"]
 
     fast = [api_client.get(path, **headers).content for path in paths]
-    original = core_serializers._read_plan
-    core_serializers._read_plan = lambda serializer_class: None
+    original = readpath_output._read_plan
+    readpath_output._read_plan = lambda serializer_class: None
     try:
         slow = [api_client.get(path, **headers).content for path in paths]
     finally:
-        core_serializers._read_plan = original
+        readpath_output._read_plan = original
 
     assert fast == slow
     assert all(body.startswith(b'{"') for body in fast)
@@ -168,7 +168,7 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
 def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert_num_queries):
     from datetime import date, time
 
-    from core.reads import read_rows
+    from core.readpath import read_rows
     from scheduling.selectors.schedules import schedule_list
     from scheduling.serializers.schedules import ScheduleSerializer
     from scheduling.tests.factories import EventTypeFactory

@@ -1,4 +1,4 @@
-"""The one read path (core.reads): GETs read exactly the columns the output serializer declares,
+"""The one read path (core.readpath): GETs read exactly the columns the output serializer declares,
 so that a field added to a serializer is in every answer, and a field the rows cannot read fails
 when the plan is made instead of disappearing from GET."""
 
@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework import serializers
 
 from accounts.tests.factories import UserFactory
-from core.reads import read_rows, reads
+from core.readpath import read_rows, reads
 from core.serializers import ApiSerializer, CompactUserSerializer
 from scheduling.models import Attendee, Availability, Booking, Schedule
 from scheduling.selectors.bookings import booking_list

@@ -127,7 +127,7 @@ class _Node:
                 sources = getattr(getattr(serializer_class, field.method_name), "reads", None)
                 if sources is None:
                     raise ImproperlyConfigured(
-                        f"{place}: {field.method_name} must say what it reads with @core.reads.reads(...)."
+                        f"{place}: {field.method_name} must say what it reads with @core.readpath.reads(...)."
                     )
                 for source in sources:
                     self.add_source(source.split("."))
@@ -203,7 +203,7 @@ def _row_class(model: type[Model], properties: set[str]) -> type:
     pk_attname = model._meta.pk.attname
     namespace = {
         "__module__": __name__,
-        "__doc__": f"A read-only row of {model.__name__} (core.reads).",
+        "__doc__": f"A read-only row of {model.__name__} (core.readpath).",
         "pk": property(lambda item: item.__dict__[pk_attname]),
         "__repr__": lambda item: f"<{model.__name__} row {item.__dict__.get(pk_attname)}>",
         **{name: inspect.getattr_static(model, name) for name in properties},

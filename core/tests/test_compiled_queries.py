@@ -1,4 +1,4 @@
-"""`core.rows`: a queryset compiled once and run with each call's values gives what the queryset
+"""`core.compiled_queries`: a queryset compiled once and run with each call's values gives what the queryset
 itself gives, in one query; hand-written rows become the same instances."""
 
 import pytest
@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.models import Q
 
 from accounts.models import User
-from core.rows import CompiledQuery, Parameter, instances, row_layout
+from core.compiled_queries import CompiledQuery, Parameter, instances, row_layout
 from scheduling.models import EventType, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
