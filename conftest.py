@@ -48,14 +48,17 @@ def pytest_configure(config):
 
 # --- every answer checked against the OpenAPI document (core/tests/openapi_contract.py) -----------
 
-_contract = None
+_contracts = {}
 _all_violations: list[str] = []  # every thread's, so a violation inside a thread is not lost
 
 
 def contract():
-    """The OpenAPI document as this code builds it, once per session."""
-    global _contract
-    if _contract is None:
+    """The OpenAPI document that the URLconf in force serves, built once per session and URLconf
+    (a test that mounts its own resource with the `urls` marker is checked against its document)."""
+    from django.conf import settings
+
+    urlconf = settings.ROOT_URLCONF
+    if urlconf not in _contracts:
         import json
 
         from drf_spectacular.generators import SchemaGenerator
@@ -63,9 +66,9 @@ def contract():
 
         from core.tests.openapi_contract import DocumentContract
 
-        document = SchemaGenerator().get_schema(request=None, public=True)
-        _contract = DocumentContract(json.loads(OpenApiJsonRenderer().render(document)))
-    return _contract
+        document = SchemaGenerator(urlconf=urlconf).get_schema(request=None, public=True)
+        _contracts[urlconf] = DocumentContract(json.loads(OpenApiJsonRenderer().render(document)))
+    return _contracts[urlconf]
 
 
 def _report(method, path, query, request_headers, status, content_type, headers, body):

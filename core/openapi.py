@@ -234,8 +234,11 @@ class ResourceAutoSchema(AutoSchema):
         statuses = [400, 401, 403, 429]
         has_path_id = "{" in self.path
         action = getattr(self.view, "action", None)
-        if has_path_id or self.method in ("POST", "PUT", "PATCH"):
-            statuses.append(404)  # the object, or one the body refers to, is missing or hidden
+        # The object, or one the body or the query refers to (`GET /slots?eventTypeId=`), is
+        # missing or hidden.
+        refers = getattr(self.view, "query_refers_to_objects", False)
+        if has_path_id or self.method in ("POST", "PUT", "PATCH") or refers:
+            statuses.append(404)
         if action in getattr(self.view, "conflict_actions", ()):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
