@@ -46,6 +46,152 @@ def pytest_configure(config):
         raise pytest.UsageError("The test suite needs its services:\n" + "\n".join(problems))
 
 
+# --- every answer checked against the OpenAPI document (core/tests/openapi_contract.py) -----------
+
+_contracts = {}
+_all_violations: list[str] = []  # every thread's, so a violation inside a thread is not lost
+
+
+def contract():
+    """The OpenAPI document that the URLconf in force serves, built once per session and URLconf
+    (a test that mounts its own resource with the `urls` marker is checked against its document)."""
+    from django.conf import settings
+
+    urlconf = settings.ROOT_URLCONF
+    if urlconf not in _contracts:
+        import json
+
+        from drf_spectacular.generators import SchemaGenerator
+        from drf_spectacular.renderers import OpenApiJsonRenderer
+
+        from core.tests.openapi_contract import DocumentContract
+
+        document = SchemaGenerator(urlconf=urlconf).get_schema(request=None, public=True)
+        _contracts[urlconf] = DocumentContract(json.loads(OpenApiJsonRenderer().render(document)))
+    return _contracts[urlconf]
+
+
+def _report(method, path, query, request_headers, status, content_type, headers, body):
+    from core.tests.openapi_contract import ContractViolation, describe
+
+    checker = contract()
+    problem = checker.violations(
+        method=method,
+        path=path,
+        query=query,
+        request_headers=request_headers,
+        status=status,
+        content_type=content_type,
+        headers=headers,
+        body=body,
+    )
+    if problem is None:
+        return
+    message = describe(method, path, status, checker.canonical_path(path), problem, body)
+    _all_violations.append(message)
+    raise ContractViolation(message)
+
+
+def _check_django_response(response):
+    from werkzeug.datastructures import Headers
+
+    request = getattr(response, "wsgi_request", None)
+    if request is None or getattr(response, "streaming", False):
+        return
+    _report(
+        request.method,
+        request.path,
+        request.META.get("QUERY_STRING", ""),
+        dict(request.headers),
+        response.status_code,
+        response.headers.get("Content-Type", ""),
+        Headers(list(response.headers.items())),
+        response.content,
+    )
+
+
+def check_httpx_response(response):
+    """An httpx response hook (the generated client's traffic): the same check."""
+    from werkzeug.datastructures import Headers
+
+    response.read()
+    request = response.request
+    _report(
+        request.method,
+        request.url.path,
+        request.url.query.decode(),
+        dict(request.headers),
+        response.status_code,
+        response.headers.get("Content-Type", ""),
+        Headers(list(response.headers.multi_items())),
+        response.content,
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _answers_match_the_document():
+    """Every answer of Django's test client (`client`, `api_client`, any `Client()`/`APIClient()`)
+    is checked against the document; an undocumented one fails the call that got it."""
+    from django.test.client import Client
+
+    original = Client.request
+
+    def request(self, **kwargs):
+        response = original(self, **kwargs)
+        _check_django_response(response)
+        return response
+
+    Client.request = request
+    yield
+    Client.request = original
+
+
+@pytest.fixture(autouse=True)
+def _live_answers_match_the_document(request, monkeypatch):
+    """In a live-server test, every `requests` call to that server is checked the same way."""
+    _all_violations.clear()
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    import requests
+    from werkzeug.datastructures import Headers
+
+    from core.tests.openapi_contract import split_url
+
+    base = request.getfixturevalue("live_server").url
+    original = requests.Session.send
+
+    def send(self, prepared, **kwargs):
+        response = original(self, prepared, **kwargs)
+        if prepared.url.startswith(base + "/"):
+            path, query = split_url(prepared.url)
+            _report(
+                prepared.method,
+                path,
+                query,
+                dict(prepared.headers),
+                response.status_code,
+                response.headers.get("Content-Type", ""),
+                Headers(list(response.headers.items())),
+                response.content,
+            )
+        return response
+
+    monkeypatch.setattr(requests.Session, "send", send)
+    yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that passed although one of its answers broke the document (the violation was
+    raised in a thread, or caught by the test) fails with that violation."""
+    report = yield
+    if call.when == "call" and report.passed and _all_violations:
+        report.outcome = "failed"
+        report.longrepr = "Answers the OpenAPI document does not describe:\n\n" + "\n\n".join(_all_violations)
+    return report
+
+
 @pytest.fixture
 def api_client():
     from rest_framework.test import APIClient

@@ -246,6 +246,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.openapi.strict_request_bodies",
+        "core.openapi.resource_links",
         "core.openapi.oauth_reference",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",

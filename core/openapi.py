@@ -5,7 +5,14 @@
 - security: an `oauth2` scheme (authorization code flow) with the operation's scope, or an API key
   as a Bearer token or `?apiKey=` (an API key carries every scope);
 - only the canonical `/v1/…` paths are listed (the unversioned twins are the same handlers).
+
+The document is built purely: every schema taken from a module-level constant is registered as a
+deep copy, and the last hook detaches the whole result, because drf-spectacular's enum hook
+rewrites registered schemas in place (an inline enum becomes a `$ref` to a new `…Enum` component).
+Registering a constant itself would make the second build refer to a component it never emits.
 """
+
+import copy
 
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -152,9 +159,30 @@ class ResourceAutoSchema(AutoSchema):
 
     # --- responses -----------------------------------------------------------------------------
 
+    def _map_basic_serializer(self, serializer, direction):
+        """drf-spectacular marks every read-only field required in an answer. A read-only field
+        declared with `required=False` is a key the answer may leave out (`paymentUid` of an
+        unpaid booking), so it is documented as optional; every other key stays required."""
+        schema = super()._map_basic_serializer(serializer, direction)
+        optional = {
+            name
+            for name, field in serializer.fields.items()
+            if field.read_only and getattr(field, "_kwargs", {}).get("required") is False
+        }
+        if optional and "required" in schema:
+            schema["required"] = [name for name in schema["required"] if name not in optional]
+            if not schema["required"]:
+                del schema["required"]
+        return schema
+
+    def _is_create_operation(self):
+        """Never: a create answers 200, as Cal.com v1 did (core.viewsets), so a POST declared with
+        a bare serializer is documented as 200, not as drf-spectacular's default 201."""
+        return False
+
     def _problem_ref(self):
         component = ResolvedComponent(
-            name="Problem", type=ResolvedComponent.SCHEMA, schema=PROBLEM_SCHEMA, object="core.Problem"
+            name="Problem", type=ResolvedComponent.SCHEMA, schema=copy.deepcopy(PROBLEM_SCHEMA), object="core.Problem"
         )
         self.registry.register_on_missing(component)
         return component.ref
@@ -163,7 +191,7 @@ class ResourceAutoSchema(AutoSchema):
         component = ResolvedComponent(
             name=name,
             type=ResolvedComponent.SCHEMA,
-            schema={"type": "object", "required": required, "properties": properties},
+            schema=copy.deepcopy({"type": "object", "required": required, "properties": properties}),
             object=f"core.envelope.{name}",
         )
         self.registry.register_on_missing(component)
@@ -206,8 +234,11 @@ class ResourceAutoSchema(AutoSchema):
         statuses = [400, 401, 403, 429]
         has_path_id = "{" in self.path
         action = getattr(self.view, "action", None)
-        if has_path_id or self.method in ("POST", "PUT", "PATCH"):
-            statuses.append(404)  # the object, or one the body refers to, is missing or hidden
+        # The object, or one the body or the query refers to (`GET /slots?eventTypeId=`), is
+        # missing or hidden.
+        refers = getattr(self.view, "query_refers_to_objects", False)
+        if has_path_id or self.method in ("POST", "PUT", "PATCH") or refers:
+            statuses.append(404)
         if action in getattr(self.view, "conflict_actions", ()):
             statuses.append(409)
         if self.method in ("POST", "PUT", "PATCH"):
@@ -274,6 +305,61 @@ def strict_request_bodies(result, generator, request, public):
         if name.endswith("Request") and schema.get("type") == "object":
             schema["additionalProperties"] = False
     return result
+
+
+def resource_links(result, generator, request, public):
+    """Postprocessing hook: OpenAPI links from each create to what can be done with the object it
+    made (get, update, delete or cancel it), so clients and tools can follow a lifecycle."""
+    paths = result.get("paths", {})
+    schemas = result.get("components", {}).get("schemas", {})
+    for path, item in paths.items():
+        item_path = f"{path}/{{id}}"
+        created = item.get("post", {}).get("responses", {}).get("200", {})
+        if item_path not in paths or "application/json" not in created.get("content", {}):
+            continue
+        pointer, id_type = _created_id(created["content"]["application/json"]["schema"], schemas)
+        parameters = paths[item_path].get("get", {}).get("parameters", [])
+        path_id_type = next(
+            (parameter["schema"].get("type") for parameter in parameters if parameter["name"] == "id"), None
+        )
+        # A membership's path id is `{userId}_{teamId}`, not its `id`: no link can build it.
+        if pointer is None or id_type != path_id_type:
+            continue
+        targets = {
+            f"{method}{suffix}": operation["operationId"]
+            for suffix, target in (("", item_path), ("Cancel", f"{item_path}/cancel"))
+            for method, operation in paths.get(target, {}).items()
+            if method in ("get", "patch", "delete") and "operationId" in operation
+        }
+        verbs = {"get": "Get", "patch": "Update", "delete": "Delete", "deleteCancel": "Cancel"}
+        created["links"] = {
+            f"{verbs[key]}Created": {
+                "operationId": operation_id,
+                "parameters": {"id": f"$response.body#{pointer}"},
+                "description": f"{verbs[key]} the object this call created.",
+            }
+            for key, operation_id in targets.items()
+            if key in verbs
+        }
+    return result
+
+
+def _created_id(schema: dict, schemas: dict) -> tuple[str | None, str | None]:
+    """Where a create's answer holds the new object's id, and the id's type: `/id` (a booking, at
+    the top level, as Cal.com v1 answered) or `/<singular>/id` (the envelope)."""
+
+    def component(reference: dict) -> dict:
+        return schemas.get(reference.get("$ref", "").rsplit("/", 1)[-1], {})
+
+    body = component(schema)
+    properties = body.get("properties", {})
+    if "id" in properties:
+        return "/id", properties["id"].get("type")
+    objects = [key for key in body.get("required", []) if key != "message" and "$ref" in properties.get(key, {})]
+    if len(objects) != 1:
+        return None, None
+    identifier = component(properties[objects[0]]).get("properties", {}).get("id", {})
+    return f"/{objects[0]}/id", identifier.get("type")
 
 
 # --- OAuth 2.0 endpoints ---------------------------------------------------------------------------
@@ -397,13 +483,15 @@ def _ref(name: str) -> dict:
 
 
 def _oauth_body(schema: str) -> dict:
+    # One media type: generated clients (openapi-python-client) emit code that does not import for
+    # a body offered in two. JSON is accepted all the same, and the description says so.
     return {
         "required": True,
-        "description": "Form-encoded (RFC 6749) or the same fields as a JSON object.",
-        "content": {
-            "application/x-www-form-urlencoded": {"schema": _ref(schema)},
-            "application/json": {"schema": _ref(schema)},
-        },
+        "description": (
+            "Form-encoded (RFC 6749). The same fields as a JSON object (`Content-Type: application/json`) "
+            "are accepted too."
+        ),
+        "content": {"application/x-www-form-urlencoded": {"schema": _ref(schema)}},
     }
 
 
@@ -584,6 +672,16 @@ def _oauth_paths() -> dict:
     }
 
 
+def _detached(value):
+    """A copy of the document's tree with no dict or list shared between two places (unlike
+    copy.deepcopy, which keeps the sharing it copies)."""
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_detached(item) for item in value]
+    return value
+
+
 def _absolute(request, path: str) -> str:
     return request.build_absolute_uri(path) if request is not None else path
 
@@ -615,7 +713,7 @@ def oauth_reference(result, generator, request, public):
         me["summary"] = "Who the access token acts for"
         me["responses"]["200"]["description"] = "The token's user."
     components = result.setdefault("components", {})
-    components.setdefault("schemas", {}).update(OAUTH_SCHEMAS)
+    components.setdefault("schemas", {}).update(copy.deepcopy(OAUTH_SCHEMAS))
     schemes = components.setdefault("securitySchemes", {})
     schemes["oauthClientBasic"] = {
         "type": "http",
@@ -647,4 +745,6 @@ def oauth_reference(result, generator, request, public):
     tags = result.setdefault("tags", [])
     if not any(tag.get("name") == "oauth" for tag in tags):
         tags.append({"name": "oauth", "description": "OAuth 2.0 provider: authorize, tokens, revocation, metadata."})
-    return result
+    # Detached from every module-level constant and with no object shared between two places: a
+    # consumer that edits the document cannot change the next build, and YAML has no aliases.
+    return _detached(result)

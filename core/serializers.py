@@ -175,9 +175,9 @@ class BoundedJSONField(serializers.JSONField):
         return value
 
 
-@extend_schema_field(
-    {"type": "string", "anyOf": [{"format": "uri"}, {"maxLength": 0}], "description": "A URL, or empty."}
-)
+# drf-spectacular documents a blank-allowed field with a format as `oneOf: [<the field>, <empty>]`;
+# `minLength: 1` keeps the two branches apart, so that `""` matches exactly one of them.
+@extend_schema_field({"type": "string", "format": "uri", "minLength": 1, "description": "A URL, or empty."})
 class OptionalURLField(serializers.URLField):
     """A URL that may be empty (`""`); the document says so, instead of promising a URI."""
 

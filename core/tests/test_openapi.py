@@ -2,11 +2,15 @@
 docs page works offline."""
 
 import json
+import re
 
 import pytest
 import requests
 import schemathesis
 import yaml
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from openapi_spec_validator import validate
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -27,6 +31,41 @@ def test_json_and_yaml_documents_are_served_without_credentials(client):
     yaml_response = client.get("/v1/openapi.yaml")
     assert yaml_response.status_code == 200
     assert yaml.safe_load(yaml_response.content)["paths"].keys() == document["paths"].keys()
+
+
+def test_repeated_builds_in_one_process_are_identical_and_valid():
+    builds = [
+        json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))
+        for _ in range(4)
+    ]
+    for document in builds:
+        validate(document)
+        # Every $ref names a component that this build emits (a rewritten constant once did not).
+        components = document["components"]["schemas"]
+        references = set(re.findall(r'"#/components/schemas/([^"]+)"', json.dumps(document)))
+        assert references <= components.keys(), references - components.keys()
+    assert all(document == builds[0] for document in builds[1:])
+
+
+def test_every_fetch_of_the_served_documents_is_valid(client):
+    documents = [client.get("/v1/openapi.json").json() for _ in range(3)]
+    documents += [yaml.safe_load(client.get("/v1/openapi.yaml").content) for _ in range(2)]
+    for document in documents:
+        validate(document)
+    assert all(document == documents[0] for document in documents[1:])
+    yaml_text = client.get("/v1/openapi.yaml").content.decode()
+    assert "&id" not in yaml_text and "*id" not in yaml_text  # no YAML anchors: nothing shared
+
+
+def test_create_answers_are_documented_as_200_and_unpaid_bookings_omit_payment_keys(client):
+    document = client.get("/v1/openapi.json").json()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            assert "201" not in operation.get("responses", {}), f"{method.upper()} {path} documents 201"
+    booking_created = document["components"]["schemas"]["BookingCreated"]
+    assert {"paymentUid", "paymentId"} <= booking_created["properties"].keys()
+    assert not {"paymentUid", "paymentId"} & set(booking_created["required"])
+    assert {"id", "uid", "payment", "paymentRequired"} <= set(booking_created["required"])
 
 
 def test_document_lists_every_resource_once_at_its_canonical_path(client):

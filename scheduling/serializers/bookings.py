@@ -93,7 +93,8 @@ class PaymentSummarySerializer(ApiSerializer):
 
 class BookingCreatedSerializer(BookingSerializer):
     """The answer to POST /bookings, as Cal.com v1's: the booking object at the top level with its
-    payments; `paymentUid`/`paymentId` only when a payment is required (documents the body)."""
+    payments; `paymentUid`/`paymentId` only when a payment is required (documents the body: they
+    are optional keys, left out of an unpaid booking's answer)."""
 
     payment = PaymentSummarySerializer(many=True, read_only=True)
     payment_required = serializers.BooleanField(read_only=True)

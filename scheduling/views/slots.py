@@ -41,6 +41,7 @@ class SlotsSerializer(serializers.Serializer):
 
 
 class SlotViewSet(ResourceViewSet):
+    query_refers_to_objects = True  # an absent or hidden `eventTypeId` is a 404 (documented so)
     """Free slots of an event type, grouped by day in the requested time zone."""
 
     scopes = {"GET": READ_BOOKING}
