@@ -232,7 +232,10 @@ SPECTACULAR_SETTINGS = {
         "[webhooks](/docs/webhooks.md), [webhook payloads](/docs/webhook-payloads.md), "
         "[moving from Cal.com API v1](/docs/migrating-from-cal-v1.md); all of them: [/docs/](/docs/).\n\n"
         "`/v1/hooks` (and `/hooks`) is an alias of `/v1/webhooks`: every method and sub-path below answers "
-        "there too, as in Cal.com's API v1."
+        "there too, as in Cal.com's API v1.\n\n"
+        "Browsers: every path below answers CORS (`Access-Control-Allow-Origin`, by default `*`, never with "
+        "credentials), and a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered 200 "
+        "with an empty body before authentication ([calling from a browser](/docs/api.md))."
     ),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
