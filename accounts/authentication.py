@@ -19,7 +19,7 @@ from rest_framework.authentication import BaseAuthentication
 from accounts.models import ApiKey
 from core.authentication import Credential, bearer_token, checking_connection
 from core.compiled_queries import CompiledQuery, Parameter
-from core.exceptions import REALM, InvalidToken
+from core.exceptions import REALM, Forbidden, InvalidToken
 from core.scopes import all_scopes, expand_scopes, parse_scopes
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -65,13 +65,12 @@ class CredentialAuthentication(BaseAuthentication):
     def _authenticate_api_key(self, raw_key: str):
         now = timezone.now()
         key = api_key_with_user(hash_api_key(raw_key))
-        if (
-            key is None
-            or key.revoked_at is not None
-            or (key.expires_at is not None and key.expires_at <= now)
-            or not key.user.is_active
-        ):
+        if key is None or key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
             raise InvalidToken()
+        if not key.user.is_active:
+            # Cal.com v1's answer for a locked or blocked account: the key is genuine, the account
+            # may not act (403, not a 401 that tells the client to get a new credential).
+            raise Forbidden("User is locked or blocked.")
         if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
             # At most one write a minute per key, not one per request.
             ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.cors.CorsMiddleware",
     "core.middleware.QueryStringGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -232,7 +233,10 @@ SPECTACULAR_SETTINGS = {
         "[webhooks](/docs/webhooks.md), [webhook payloads](/docs/webhook-payloads.md), "
         "[moving from Cal.com API v1](/docs/migrating-from-cal-v1.md); all of them: [/docs/](/docs/).\n\n"
         "`/v1/hooks` (and `/hooks`) is an alias of `/v1/webhooks`: every method and sub-path below answers "
-        "there too, as in Cal.com's API v1."
+        "there too, as in Cal.com's API v1.\n\n"
+        "Browsers: every path below answers CORS (`Access-Control-Allow-Origin`, by default `*`, never with "
+        "credentials), and a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered 200 "
+        "with an empty body before authentication ([calling from a browser](/docs/api.md))."
     ),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
@@ -255,6 +259,20 @@ SPECTACULAR_SETTINGS = {
 }
 
 RATE_LIMIT_PER_MINUTE = env.int("RATE_LIMIT_PER_MINUTE", default=600)
+
+# --- CORS (core/cors.py; docs/api.md, "Calling from a browser") ---------------------------------
+
+CORS = {
+    # `*` (Cal.com v1's answer) or a list of exact origins (`https://app.example.com`); empty: no CORS.
+    "ALLOWED_ORIGINS": env.list("CORS_ALLOWED_ORIGINS", default=["*"]),
+    # The API's paths: /v1/..., the resources at the service root, and the OAuth /me. Never the
+    # admin, the sign-in, consent and connected-apps pages, or the OAuth token endpoints.
+    "PATHS": (
+        r"^/(v1/|api/auth/oauth/me$"
+        r"|(me|schedules|event-types|slots|bookings|teams|memberships|payments|webhooks|hooks)(/|$))"
+    ),
+    "MAX_AGE_SECONDS": env.int("CORS_MAX_AGE_SECONDS", default=600),
+}
 
 # --- Input limits (docs/api.md, "Limits") --------------------------------------------------------
 
@@ -282,6 +300,9 @@ API_LIMITS = {
 
 WEBHOOKS = {
     "ALLOWED_CIDRS": env.list("WEBHOOK_ALLOWED_CIDRS", default=[]),
+    # Plain-http subscriber URLs: refused in production (as Cal.com's hosted API did), allowed with
+    # DEBUG on (make run's local receivers) or when the operator sets WEBHOOK_ALLOW_HTTP.
+    "ALLOW_HTTP": env.bool("WEBHOOK_ALLOW_HTTP", default=DEBUG),
     "TIMEOUT_SECONDS": env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0),
     "CONNECT_TIMEOUT_SECONDS": env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=5.0),
     "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],

@@ -12,6 +12,6 @@ from config.settings import WEBHOOKS  # noqa: E402
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", "core.hashers.SecretSHA256Hasher"]
-WEBHOOKS = {**WEBHOOKS, "ALLOWED_CIDRS": ["127.0.0.0/8", "::1/128"]}
+WEBHOOKS = {**WEBHOOKS, "ALLOWED_CIDRS": ["127.0.0.0/8", "::1/128"], "ALLOW_HTTP": True}
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False

@@ -22,7 +22,8 @@ _BODILESS_ERROR_CODES = {
 
 
 class RequestIdMiddleware:
-    """Echo the client's X-Request-Id (when it is a sane token) or make one; put it on every response.
+    """Echo the client's X-Request-Id (when it is a sane token) or make one; put it on every response,
+    also as `Calcom-Response-ID` (Cal.com v1's header).
 
     It also writes the `RateLimit-*` headers when the rate limit (core.ratelimit) counted the
     request: that way they are on every response of an authenticated call, errors included (not
@@ -40,6 +41,8 @@ class RequestIdMiddleware:
         if response.status_code >= 400 and _is_bodiless(response):
             response = _with_problem_body(request, response)
         response["X-Request-Id"] = request.request_id
+        # Cal.com v1's name for its per-response id; the same value, so either header finds the logs.
+        response["Calcom-Response-ID"] = request.request_id
         rate_limit = getattr(request, "rate_limit", None)
         if rate_limit is not None:
             for name, value in rate_limit.headers().items():

@@ -41,7 +41,8 @@ What the base gives you:
   `serializer_class` shows (core.readpath), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
   others → 403 for another user's id, 400 for a non-integer);
-- a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it).
+- a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it);
+  a 400 for a path id that is not a positive integer (Cal.com v1's answer).
 
 Serializers should derive from `core.serializers.ApiModelSerializer` / `ApiSerializer` for
 camelCase and strict bodies. Services raise `core.exceptions` errors or Django's
@@ -49,6 +50,7 @@ camelCase and strict bodies. Services raise `core.exceptions` errors or Django's
 """
 
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
@@ -58,6 +60,15 @@ from core.exceptions import Forbidden, NotFound
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
 from core.readpath import read_rows
+
+MAX_ID = 2**63 - 1  # bigint
+
+
+def integer_lookup(value: str) -> int:
+    """A path id that must be a positive integer; anything else is a 400 naming `id`."""
+    if not value.isascii() or not value.isdigit() or not 0 < int(value) <= MAX_ID:
+        raise ValidationError({"id": [f"Must be a positive integer, not {value[:40]!r}."]})
+    return int(value)
 
 
 class ResourceRouter(SimpleRouter):
@@ -93,7 +104,9 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
     pagination_class = PagePagination
     input_serializer_class = None
     update_serializer_class = None
-    lookup_value_regex = r"[0-9]+"
+    # Any path segment: an id that is not a number is a 400 naming it, as Cal.com v1 answered
+    # (`/payments/invalid`), not a 404 (`integer_lookup`).
+    lookup_value_regex = r"[^/]+"
     lookup_schema: dict = {"type": "integer"}  # the path id in the OpenAPI document
     conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
     list_filters: type[QueryParameters] = QueryParameters  # the list's filters, read and documented (core.query)
@@ -129,6 +142,8 @@ class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
         if as_rows:
             queryset = read_rows(queryset, self.get_output_serializer_class())
         lookup = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
+        if self.lookup_schema.get("type") == "integer":
+            integer_lookup(lookup)
         instance = self.lookup_object(queryset, lookup)
         if instance is None:
             raise NotFound(f"{self.get_resource_label()} {lookup} does not exist.")

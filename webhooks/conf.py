@@ -7,6 +7,7 @@ from django.conf import settings
 
 DEFAULTS = {
     "ALLOWED_CIDRS": [],
+    "ALLOW_HTTP": False,
     "TIMEOUT_SECONDS": 15.0,
     "CONNECT_TIMEOUT_SECONDS": 5.0,
     "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],

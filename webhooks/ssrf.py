@@ -1,6 +1,7 @@
 """Which subscriber URLs may be called (docs/webhooks.md, "Which URLs are accepted").
 
-A URL is refused unless it is http(s), carries no credentials, and every address its host
+A URL is refused unless it is https (or http, when the operator allows it: `WEBHOOKS["ALLOW_HTTP"]`),
+carries no credentials, and every address its host
 resolves to is public, or inside an operator allow-listed range (`WEBHOOKS["ALLOWED_CIDRS"]`).
 The same check runs at create/update time and again at send time on the address actually
 connected to (`resolve_target` returns it, the sender pins it), so DNS rebinding gains nothing.
@@ -145,6 +146,10 @@ def split_url(url: str) -> tuple[str, str, int]:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise BlockedTarget("Only http and https URLs are accepted.")
+    if scheme == "http" and not webhook_setting("ALLOW_HTTP"):
+        # As Cal.com's hosted API did: payloads carry attendees' personal data and a signature that
+        # proves nothing if the body can be read on the way. The operator may allow http.
+        raise BlockedTarget("Only https URLs are accepted (the operator may allow http: WEBHOOK_ALLOW_HTTP).")
     if parts.username is not None or parts.password is not None:
         raise BlockedTarget("The URL must not contain credentials.")
     if not parts.hostname:

@@ -113,9 +113,16 @@ def test_unknown_key_is_401_invalid_token(api_client, where):
     assert response.json()["code"] == "invalid_token"
 
 
-def test_key_of_an_inactive_user_is_refused(api_client):
+@pytest.mark.parametrize("where", ["header", "query"])
+def test_key_of_a_locked_user_is_403_as_in_cal_v1(api_client, where):
+    # Cal.com: apps/api/v1/test/lib/middleware/verifyApiKey.test.ts, "should return 403 if user is
+    # locked or blocked". The key is genuine; the account may not act.
     api_key = ApiKeyFactory(user=UserFactory(is_active=False))
-    assert call(api_client, api_key.raw_key, "header").status_code == 401
+    response = call(api_client, api_key.raw_key, where)
+    assert response.status_code == 403
+    assert response.json()["code"] == "permission_denied"
+    assert response.json()["message"] == "User is locked or blocked."
+    assert "WWW-Authenticate" not in response
 
 
 def test_last_used_at_is_written_at_most_once_a_minute(api_client):

@@ -14,7 +14,7 @@ def headers():
     return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
 
 
-@pytest.mark.parametrize("path", ["/v1/no-such-resource", "/no-such-resource", "/v1/schedules/abc"])
+@pytest.mark.parametrize("path", ["/v1/no-such-resource", "/no-such-resource", "/v1/schedules/12/no-such-action"])
 def test_unknown_paths_are_problem_404(api_client, headers, path):
     response = api_client.get(path, **headers)
     assert response.status_code == 404
@@ -22,7 +22,7 @@ def test_unknown_paths_are_problem_404(api_client, headers, path):
     assert response.json()["code"] == "not_found"
 
 
-@pytest.mark.parametrize("path", ["/v1/no-such-resource", "/v1/schedules/abc"])
+@pytest.mark.parametrize("path", ["/v1/no-such-resource", "/v1/schedules/12/no-such-action"])
 def test_unknown_paths_spend_the_credentials_rate_limit_budget(api_client, settings, path):
     cache.clear()
     settings.RATE_LIMIT_PER_MINUTE = 2

@@ -100,6 +100,7 @@ class BookingCreatedSerializer(BookingSerializer):
     payment_required = serializers.BooleanField(read_only=True)
     payment_uid = serializers.CharField(read_only=True, required=False)
     payment_id = serializers.IntegerField(read_only=True, required=False)
+    creation_source = serializers.ChoiceField(choices=["API_V1"], read_only=True, help_text="As Cal.com v1 said.")
 
 
 def _location_text(value) -> str:
@@ -352,24 +353,82 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
 
 
 class BookingUpdateSerializer(ApiSerializer):
-    """Either a reschedule (`startTime`, optional `endTime`) or a decision on a PENDING booking."""
+    """Cal.com v1's edit body (`schemaBookingEditBodyParams`): `title`, `description`, a move in
+    time (`startTime`, optional `endTime`), a decision or cancellation (`status`), and v1's
+    `userId`, `eventTypeId`, `rescheduledBy`, `cancelledBy` with this service's rules on each
+    (docs/scheduling.md). At least one field."""
 
+    title = serializers.CharField(max_length=500, required=False)
+    description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
     start_time = InstantField(required=False)
     end_time = InstantField(required=False)
     status = serializers.ChoiceField(
-        choices=[BookingStatus.ACCEPTED, BookingStatus.REJECTED],
+        choices=[BookingStatus.ACCEPTED, BookingStatus.REJECTED, BookingStatus.CANCELLED],
         required=False,
-        help_text="ACCEPTED confirms, REJECTED rejects a PENDING booking. Cancel with DELETE /bookings/{id}/cancel.",
+        help_text="ACCEPTED confirms, REJECTED rejects a PENDING booking; CANCELLED cancels, as DELETE does.",
     )
+    user_id = StrictIntegerField(
+        required=False, min_value=1, help_text="System admins only; must be the current organizer."
+    )
+    event_type_id = StrictIntegerField(required=False, min_value=1, help_text="Must be the current event type.")
+    rescheduled_by = serializers.EmailField(
+        required=False, max_length=254, help_text="Accepted for Cal.com v1 clients; not stored."
+    )
+    cancelled_by = serializers.EmailField(
+        required=False, max_length=254, help_text="With status CANCELLED: who cancelled (default: the caller)."
+    )
+
+    def validate_description(self, value):
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return "" if value is None else value
+
+    def validate_title(self, value):
+        if _has_nul(value):
+            raise serializers.ValidationError("Must not contain NUL characters.")
+        return value
 
     def validate(self, attrs):
         if "status" in attrs and ("start_time" in attrs or "end_time" in attrs):
             raise serializers.ValidationError({"status": ["Send either status or startTime, not both."]})
         if "end_time" in attrs and "start_time" not in attrs:
             raise serializers.ValidationError({"startTime": ["Required when endTime is sent."]})
+        if "cancelled_by" in attrs and attrs.get("status") != BookingStatus.CANCELLED:
+            raise serializers.ValidationError({"cancelledBy": ['Only with "status": "CANCELLED".']})
         if not attrs:
-            raise serializers.ValidationError({"non_field_errors": ["Send startTime to reschedule or status."]})
+            raise serializers.ValidationError(
+                {"non_field_errors": ["Send at least one of title, description, startTime, status."]}
+            )
+        attrs.pop("rescheduled_by", None)
         return attrs
+
+
+class BookingConfirmSerializer(ApiSerializer):
+    """Cal.com v1's POST /bookings/{id}/confirm body (`schemeBookingConfirmBodyParams`)."""
+
+    confirmed = serializers.BooleanField(help_text="true confirms, false rejects a PENDING booking.")
+    rejection_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="Accepted for Cal.com v1 clients; not stored (v1 dropped it too).",
+    )
+    recurring_event_id = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=200,
+        help_text="Accepted for Cal.com v1 clients; no effect (each booking is decided on its own).",
+    )
+
+
+class BookingConfirmedSerializer(ApiSerializer):
+    """The answer to POST /bookings/{id}/confirm: Cal.com v1's `{message, status}`, plus the booking."""
+
+    message = serializers.ChoiceField(choices=["confirmed", "rejected"])
+    status = serializers.ChoiceField(choices=[BookingStatus.ACCEPTED, BookingStatus.REJECTED])
+    booking = BookingSerializer()
 
 
 class BookingRescheduleSerializer(ApiSerializer):

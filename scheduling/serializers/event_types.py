@@ -67,6 +67,12 @@ class EventTypeCreateSerializer(ApiSerializer):
     hidden = serializers.BooleanField(required=False)
     schedule_id = serializers.IntegerField(required=False, allow_null=True)
     team_id = serializers.IntegerField(required=False, allow_null=True)
+    user_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="The owner (system admins; anyone else only their own id). Admins must send userId or teamId.",
+    )
     price = serializers.IntegerField(required=False, min_value=0, max_value=MAX_PRICE, help_text="Minor units.")
     currency = CurrencyField(required=False)
     requires_confirmation = serializers.BooleanField(required=False)
@@ -83,3 +89,4 @@ class EventTypeUpdateSerializer(EventTypeCreateSerializer):
     slug = serializers.SlugField(max_length=200, required=False)
     length = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, required=False)
     team_id = serializers.IntegerField(read_only=True)
+    user_id = serializers.IntegerField(read_only=True)

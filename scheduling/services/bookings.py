@@ -10,17 +10,18 @@ import copy
 import uuid
 from datetime import datetime, timedelta
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import Conflict
 from core.models import App
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
-from scheduling.selectors.bookings import booking_for_update
+from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.slots import event_type_host, slot_is_offered
 from webhooks.models import Webhook, WebhookTrigger
 from webhooks.outbox import create_deliveries
@@ -357,3 +358,75 @@ def booking_cancel(*, booking: Booking, cancellation_reason: str = "", cancelled
     _emit(WebhookTrigger.BOOKING_CANCELLED, booking, booking_webhooks(booking))
     cancel_meeting_triggers(booking=booking)
     return booking
+
+
+@transaction.atomic
+def booking_edit(
+    *,
+    booking: Booking,
+    actor: User,
+    title: str | None = None,
+    description: str | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    status: str | None = None,
+    organizer_id: int | None = None,
+    event_type_id: int | None = None,
+    cancelled_by: str = "",
+    now: datetime | None = None,
+) -> Booking:
+    """Cal.com v1's PATCH /bookings/{id} (`schemaBookingEditBodyParams`) on a booking `actor` may
+    see. v1 wrote the fields straight into the row; here each one goes through its own rule:
+
+    - `title`, `description`: changed in place; Cal.com emits nothing for them.
+    - `start`/`end`: a move in time when they differ from the booking's (v1 clients send the current
+      times back with a title change): `booking_reschedule`, so the slot rules, the no-overlap
+      constraint and BOOKING_RESCHEDULED all apply.
+    - `status`: ACCEPTED confirms, REJECTED rejects (`booking_decide`'s rule on who may), CANCELLED
+      cancels as DELETE does (with `cancelled_by`, default the actor's email).
+    - `organizer_id` (v1's `userId`): only system admins may send it (403 otherwise, as in v1), and
+      only as the current organizer: handing a booking to someone else would skip their
+      availability, webhooks and meeting triggers (400).
+    - `event_type_id`: only the current one (400): the slots, length and price come from it.
+    """
+    if organizer_id is not None:
+        if not actor.is_system_admin:
+            raise PermissionDenied("Only system administrators may send the organizer's userId.")
+        if organizer_id != booking.organizer_id:
+            raise ValidationError(
+                {"userId": "The organizer of a booking cannot change: cancel it and book for the other user."}
+            )
+    if event_type_id is not None and event_type_id != booking.event_type_id:
+        raise ValidationError(
+            {"eventTypeId": "The event type of a booking cannot change: cancel it and book the other one."}
+        )
+    booking = booking_for_update(booking_id=booking.pk)
+    changed = {}
+    if title is not None and title != booking.title:
+        changed["title"] = title
+    if description is not None and description != booking.description:
+        changed["description"] = description
+    if changed:
+        for field, value in changed.items():
+            setattr(booking, field, value)
+        _validate(booking)
+        booking.save(update_fields=[*changed, "updated_at"])
+    moved = start is not None and (start != booking.start_time or (end is not None and end != booking.end_time))
+    if moved:
+        booking = booking_reschedule(booking=booking, start=start, end=end, now=now)
+    if status == BookingStatus.ACCEPTED or status == BookingStatus.REJECTED:
+        booking = booking_decide(booking=booking, actor=actor, confirmed=status == BookingStatus.ACCEPTED)
+    elif status == BookingStatus.CANCELLED:
+        booking = booking_cancel(booking=booking, cancelled_by=cancelled_by or actor.email)
+    return booking
+
+
+@transaction.atomic
+def booking_decide(*, booking: Booking, actor: User, confirmed: bool) -> Booking:
+    """Confirm (`confirmed`) or reject a PENDING booking, as Cal.com v1's POST
+    /bookings/{id}/confirm: BOOKING_CREATED or BOOKING_REJECTED. The decision belongs to the host's
+    side (`booking_manages`: the organizer, the event type's owner, the team's admins and owners,
+    system admins); an attendee who may see the booking may not accept their own request (403)."""
+    if not actor.is_system_admin and not booking_is_managed_by(booking_id=booking.pk, user=actor):
+        raise PermissionDenied("Only the organizer, the event type's owner or team admins may confirm or reject.")
+    return booking_confirm(booking=booking) if confirmed else booking_reject(booking=booking)

@@ -73,6 +73,27 @@ def _save(event_type: EventType) -> EventType:
     return event_type
 
 
+def _owner_for(*, actor: User, owner_id: int | None, team_id: int | None) -> User | None:
+    """Who a new personal event type belongs to. As in Cal.com v1, a system admin names the owner
+    (`userId`) or the team (`teamId`) and gets a 400 without either, so that an admin's script never
+    creates event types on the admin's own account by mistake; anyone else creates for themselves
+    (naming oneself is allowed, naming someone else is a 403)."""
+    if owner_id is None:
+        if team_id is None and actor.is_system_admin:
+            raise ValidationError({"userId": "System administrators must name userId or teamId."})
+        return None if team_id is not None else actor
+    if team_id is not None:
+        raise ValidationError({"userId": "An event type belongs to a user or to a team: send userId or teamId."})
+    if owner_id == actor.pk:
+        return actor
+    if not actor.is_system_admin:
+        raise Forbidden("Only system administrators may create event types for another user.")
+    owner = User.objects.filter(pk=owner_id).first()
+    if owner is None:
+        raise ValidationError({"userId": f"User {owner_id} does not exist."})
+    return owner
+
+
 @transaction.atomic
 def event_type_create(
     *, user: User | None, team_id: int | None = None, schedule_id: int | None = None, **fields
@@ -91,6 +112,16 @@ def event_type_create(
         raise ValidationError({"teamId": f"Team {team_id} does not exist."})
     event_type.schedule = _schedule_for(actor=user, event_type=event_type, schedule_id=schedule_id)
     return _save(event_type)
+
+
+@transaction.atomic
+def event_type_create_as(
+    *, actor: User, owner_id: int | None = None, team_id: int | None = None, **fields
+) -> EventType:
+    """An event type created over the API by `actor`: for themselves, for a team (`team_id`), or
+    by a system admin for the user `owner_id` (whose schedules it may then use)."""
+    owner = _owner_for(actor=actor, owner_id=owner_id, team_id=team_id)
+    return event_type_create(user=actor if owner is None else owner, team_id=team_id, **fields)
 
 
 @transaction.atomic

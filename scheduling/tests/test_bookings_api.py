@@ -351,7 +351,7 @@ def test_list_and_get_write_the_body_create_reschedule_and_cancel_write(api_clie
     created_booking = {
         name: value
         for name, value in created.json().items()
-        if name not in {"payment", "paymentRequired", "paymentUid", "paymentId"}
+        if name not in {"payment", "paymentRequired", "paymentUid", "paymentId", "creationSource"}
     }
 
     def bodies_read():
@@ -503,11 +503,15 @@ def test_confirming_an_accepted_booking_is_a_conflict(api_client, key, organizer
 @pytest.mark.parametrize(
     "body",
     [
-        {"status": "CANCELLED"},
+        {"status": "PENDING"},
         {},
         {"status": "ACCEPTED", "startTime": "2030-01-01T10:00:00Z"},
-        {"title": "x"},
+        {"title": ""},
         {"endTime": "2030-01-01T10:00:00Z"},
+        {"createdAt": "2030-01-01T10:00:00Z"},
+        {"uid": "another"},
+        {"cancelledBy": "someone@example.org"},
+        {"startTime": "not a date"},
     ],
 )
 def test_bad_patch_is_a_400_and_changes_nothing(api_client, key, organizer, event_type, body):

@@ -24,6 +24,8 @@ from scheduling.serializers.bookings import (
     CANCEL_QUERY_PARAMETERS,
     BookingCancelledSerializer,
     BookingCancelSerializer,
+    BookingConfirmedSerializer,
+    BookingConfirmSerializer,
     BookingCreatedSerializer,
     BookingCreateSerializer,
     BookingRescheduledSerializer,
@@ -33,14 +35,15 @@ from scheduling.serializers.bookings import (
 )
 from scheduling.services.bookings import (
     booking_cancel,
-    booking_confirm,
     booking_create,
-    booking_reject,
-    booking_reschedule,
+    booking_decide,
+    booking_edit,
     booking_reschedule_as_new,
 )
 
 BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
+# What Cal.com v1's answer to POST /bookings said about where the booking came from.
+CREATION_SOURCE = "API_V1"
 
 
 class BookingFilters(QueryParameters):
@@ -61,6 +64,10 @@ class BookingFilters(QueryParameters):
     attendee_email = ListOf(Email(), description="Bookings with an attendee of this address.")
     order = Choice(["asc", "desc"], default="asc", description="With `sortBy`.")
     sort_by = Choice({"createdAt": "created_at", "updatedAt": "updated_at"}, description="Cal.com v1; default: by id.")
+    expand = ListOf(
+        Choice(["team"]),
+        description="Cal.com v1's only expansion, accepted; the event type's team is not embedded (GET /teams/{id}).",
+    )
 
 
 # DELETE /bookings/{id} and DELETE /bookings/{id}/cancel are one operation under two paths.
@@ -76,7 +83,8 @@ CANCEL_SCHEMA = extend_schema(
 
 
 class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, ResourceViewSet):
-    """Bookings the caller organises (system admins: all). Create (Cal.com v1's body and answer),
+    """Bookings the caller may see (scheduling.selectors.bookings: organizer, event type owner,
+    team admins, attendees; system admins: all). Create (Cal.com v1's body and answer), edit,
     reschedule, confirm or reject, cancel; DELETE cancels, there is no hard delete."""
 
     scopes = {"GET": READ_BOOKING, "POST": WRITE_BOOKING, "PATCH": WRITE_BOOKING, "DELETE": WRITE_BOOKING}
@@ -85,7 +93,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     serializer_class = BookingSerializer
     input_serializer_class = BookingCreateSerializer
     update_serializer_class = BookingUpdateSerializer
-    conflict_actions = ("create", "partial_update", "reschedule", "cancel", "destroy")
+    conflict_actions = ("create", "partial_update", "reschedule", "confirm", "cancel", "destroy")
     list_filters = BookingFilters
 
     def get_queryset(self):
@@ -122,7 +130,12 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         level (not in an envelope), with `payment` and `paymentRequired`, status 200 and `Location`."""
         booking = self.reload(self.perform_create(self.validated_input()))
         payments = booking_payments(booking_id=booking.pk)
-        body = {**self.get_output_serializer(booking).data, "payment": payments, "paymentRequired": False}
+        body = {
+            **self.get_output_serializer(booking).data,
+            "payment": payments,
+            "paymentRequired": False,
+            "creationSource": CREATION_SOURCE,
+        }
         unpaid = next((payment for payment in payments if not payment["success"]), None)
         if unpaid is not None:
             body.update(paymentRequired=True, paymentUid=unpaid["uid"], paymentId=unpaid["id"])
@@ -149,11 +162,33 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         )
 
     def perform_update(self, instance, data):
-        if data.get("status") == BookingStatus.ACCEPTED:
-            return booking_confirm(booking=instance)
-        if data.get("status") == BookingStatus.REJECTED:
-            return booking_reject(booking=instance)
-        return booking_reschedule(booking=instance, start=data["start_time"], end=data.get("end_time"))
+        return booking_edit(
+            booking=instance,
+            actor=self.request.user,
+            start=data.pop("start_time", None),
+            end=data.pop("end_time", None),
+            organizer_id=data.pop("user_id", None),
+            **data,
+        )
+
+    @extend_schema(request=BookingConfirmSerializer, responses=BookingConfirmedSerializer)
+    @action(detail=True, methods=["post"], url_path="confirm")
+    def confirm(self, request, *args, **kwargs):
+        """Cal.com v1's confirmation of a PENDING booking: `{"confirmed": true}` accepts it
+        (BOOKING_CREATED), `false` rejects it (BOOKING_REJECTED). Answers v1's `{message, status}`
+        with the booking."""
+        instance = self.get_object()
+        serializer = BookingConfirmSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        confirmed = serializer.validated_data["confirmed"]
+        booking = self.reload(booking_decide(booking=instance, actor=request.user, confirmed=confirmed))
+        return Response(
+            {
+                "message": "confirmed" if confirmed else "rejected",
+                "status": booking.status,
+                "booking": self.get_output_serializer(booking).data,
+            }
+        )
 
     @extend_schema(request=BookingRescheduleSerializer, responses=BookingRescheduledSerializer)
     @action(detail=True, methods=["post"], url_path="reschedule")

@@ -14,7 +14,7 @@ from scheduling.serializers.event_types import (
     EventTypeSerializer,
     EventTypeUpdateSerializer,
 )
-from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
+from scheduling.services.event_types import event_type_create_as, event_type_delete, event_type_update
 
 
 class EventTypeFilters(QueryParameters):
@@ -50,7 +50,7 @@ class EventTypeViewSet(
         return queryset if slug is None else queryset.filter(slug=slug)
 
     def perform_create(self, data):
-        return event_type_create(user=self.request.user, **data)
+        return event_type_create_as(actor=self.request.user, owner_id=data.pop("user_id", None), **data)
 
     def perform_update(self, instance, data):
         return event_type_update(event_type=instance, actor=self.request.user, **data)
