@@ -47,10 +47,12 @@ INSTALLED_APPS = [
     "scheduling",
     "payments",
     "webhooks",
+    "calv2",
     "demo",
 ]
 
 MIDDLEWARE = [
+    "calv2.wire.V2WireMiddleware",  # outermost: sees every answer of a /v2/ path (calv2/wire.py)
     "core.middleware.RequestIdMiddleware",
     "core.middleware.QueryStringGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,102 @@
+"""v2 request bodies. Cal.com validates them with `whitelist: true`: a field it does not know is
+dropped, not refused. Everything it does know is validated here as strictly as v1's bodies are
+(JSON types as sent, bounded strings and JSON, IANA zones, e-mail addresses); the domain rules
+(slots, SSRF, templates, who may do what) stay in the services."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from accounts.models import validate_time_zone
+from core.serializers import BoundedJSONField, CamelCaseMixin, StrictScalarsMixin, WholeItemsMixin
+from scheduling.serializers.bookings import GuestsField, InstantField
+from webhooks.models import WebhookTrigger
+
+
+class V2Input(WholeItemsMixin, StrictScalarsMixin, CamelCaseMixin, serializers.Serializer):
+    """camelCase on the wire, strict scalars, unknown keys dropped (no `StrictFieldsMixin`)."""
+
+
+class TimeZoneField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=64, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            validate_time_zone(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return value
+
+
+# --- webhooks ---------------------------------------------------------------------------------
+
+
+class WebhookCreateInput(V2Input):
+    """Cal.com's `CreateWebhookInputDto`: `active`, `subscriberUrl` and `triggers` are required."""
+
+    active = serializers.BooleanField()
+    subscriber_url = serializers.CharField(max_length=2048)
+    triggers = serializers.ListField(
+        child=serializers.ChoiceField(choices=WebhookTrigger.values), allow_empty=False, max_length=64
+    )
+    payload_template = serializers.CharField(max_length=65536, allow_blank=True, allow_null=True, required=False)
+    secret = serializers.CharField(max_length=256, allow_blank=True, allow_null=True, required=False)
+
+
+class WebhookUpdateInput(WebhookCreateInput):
+    """Cal.com's `UpdateWebhookInputDto`: every field optional."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+
+# --- bookings ---------------------------------------------------------------------------------
+
+
+class AttendeeInput(V2Input):
+    name = serializers.CharField(max_length=200)
+    email = serializers.EmailField(max_length=254)
+    time_zone = TimeZoneField()
+    phone_number = serializers.CharField(max_length=50, required=False)
+    language = serializers.CharField(max_length=35, required=False)
+
+
+class LocationField(serializers.Field):
+    """Cal.com 2024-08-13 takes a location as a string or as an object with `type` and the
+    type's value (`address`, `link`, `phone`, …); stored as the text a person reads."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and len(data) <= 1000:
+            return data
+        if isinstance(data, dict) and isinstance(data.get("type"), str):
+            for key in ("address", "link", "phone", "location", "value"):
+                if isinstance(data.get(key), str) and len(data[key]) <= 1000:
+                    return data[key]
+            return data["type"][:1000]
+        raise serializers.ValidationError('Must be a string (at most 1000 characters) or {"type": ..., ...}.')
+
+    def to_representation(self, value):
+        return value
+
+
+class BookingCreateInput(V2Input):
+    """Cal.com's `CreateBookingInput_2024_08_13` for one event type of this service."""
+
+    start = InstantField()
+    event_type_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    attendee = AttendeeInput()
+    guests = GuestsField(required=False)
+    location = LocationField(required=False)
+    metadata = BoundedJSONField(required=False)
+    booking_fields_responses = BoundedJSONField(required=False)
+    length_in_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False)
+
+
+class BookingCancelInput(V2Input):
+    cancellation_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class BookingRescheduleInput(V2Input):
+    start = InstantField()
+    rescheduling_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)

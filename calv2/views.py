@@ -1,0 +1,412 @@
+"""The v2 operations: each reads its input (query or body, Cal.com's names), calls this service's
+selectors and services, and writes the answer in the shape the request's `cal-api-version`
+selects (calv2.shapes). No rule of the domain is written here; an error raised by a service
+becomes the v2 error envelope at the edge (calv2.wire).
+
+    request ─▶ V2View (auth, scopes, rate limit: core's) ─▶ calv2.inputs / core.query
+            ─▶ scheduling / webhooks / accounts services and selectors
+            ─▶ calv2.shapes (by version) ─▶ {"status": "success", "data": …}
+"""
+
+import base64
+import math
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+import orjson
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from calv2 import inputs, selectors, shapes
+from calv2.versions import V2024_08_13, V2024_09_04, V2026_02_25, V2026_05_01, requested_version, shape_for
+from core.exceptions import NotFound
+from core.limits import limit
+from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text, TimeZone
+from core.scopes import (
+    READ_BOOKING,
+    READ_EVENT_TYPE,
+    READ_PROFILE,
+    READ_WEBHOOK,
+    WRITE_BOOKING,
+    WRITE_WEBHOOK,
+)
+from core.viewsets import ResourceAPIView
+from scheduling.selectors.event_types import event_type_bookable, event_type_list
+from scheduling.selectors.slots import available_slots
+from scheduling.services.bookings import booking_cancel, booking_create
+from webhooks.services import webhook_create, webhook_delete, webhook_update
+
+
+class V2View(ResourceAPIView):
+    """core's authentication, per-method scopes and rate limit, plus v2's success envelope."""
+
+    @property
+    def version(self) -> str:
+        return requested_version(self.request)
+
+    @staticmethod
+    def success(data, *, status_code: int = status.HTTP_200_OK, **extra) -> Response:
+        return Response({"status": "success", "data": data, **extra}, status=status_code)
+
+    def body(self, input_class, **kwargs) -> dict:
+        serializer = input_class(data=self.request.data, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+@contextmanager
+def v2_field_names(renames: dict[str, str]):
+    """A service names its fields as v1 does (`eventTriggers`); a v2 client sent them under v2's
+    names (`triggers`), and the 400 says so."""
+    try:
+        yield
+    except DjangoValidationError as error:
+        if not hasattr(error, "error_dict"):
+            raise
+        raise DjangoValidationError(
+            {renames.get(field, field): messages for field, messages in error.message_dict.items()}
+        ) from None
+
+
+# --- pagination -------------------------------------------------------------------------------
+
+
+class SkipTake(QueryParameters):
+    take = Integer(minimum=1, maximum=250, default=100, description="Page size (at most 250).")
+    skip = Integer(minimum=0, maximum=10**9, default=0, description="Items to skip.")
+
+
+def offset_pagination(*, total: int, take: int, skip: int, returned: int) -> dict:
+    """Cal.com's `pagination` object of offset lists."""
+    return {
+        "totalItems": total,
+        "remainingItems": max(total - skip - returned, 0),
+        "returnedItems": returned,
+        "itemsPerPage": take,
+        "currentPage": skip // take + 1,
+        "totalPages": math.ceil(total / take) if total else 0,
+        "hasNextPage": skip + returned < total,
+        "hasPreviousPage": skip > 0,
+    }
+
+
+# --- me, teams --------------------------------------------------------------------------------
+
+
+class MeView(V2View):
+    scopes = {"GET": READ_PROFILE}
+
+    def get(self, request):
+        return self.success(shapes.me(request.user))
+
+
+# --- webhooks ---------------------------------------------------------------------------------
+
+
+class WebhookPages(QueryParameters):
+    take = Integer(minimum=1, maximum=250, default=250, description="Page size (at most 250).")
+    skip = Integer(minimum=0, maximum=10**9, default=0, description="Webhooks to skip.")
+
+
+class WebhookOwnerMixin:
+    """`/v2/webhooks` are the caller's own; `/v2/event-types/{eventTypeId}/webhooks` an event
+    type's, which the caller must see (else 404) and manage (the service's rule: else 403)."""
+
+    scopes = {"GET": READ_WEBHOOK, "POST": WRITE_WEBHOOK, "PATCH": WRITE_WEBHOOK, "DELETE": WRITE_WEBHOOK}
+
+    @property
+    def event_type_id(self) -> int | None:
+        value = self.kwargs.get("event_type_id")
+        return int(value) if value is not None else None
+
+    def owned_webhooks(self):
+        user = self.request.user
+        if self.event_type_id is None:
+            return selectors.webhooks_of_user(user=user)
+        if not event_type_list(user=user).filter(pk=self.event_type_id).exists():
+            raise NotFound(f"Event type with id={self.event_type_id} not found.")
+        return selectors.webhooks_of_event_type(user=user, event_type_id=self.event_type_id)
+
+    def owned_webhook(self, webhook_id):
+        webhook = self.owned_webhooks().filter(pk=webhook_id).first()
+        if webhook is None:
+            raise NotFound(f"Webhook with id={webhook_id} not found.")
+        return webhook
+
+
+class WebhooksView(WebhookOwnerMixin, V2View):
+    def get(self, request, **kwargs):
+        page = WebhookPages.parse(request)
+        webhooks = self.owned_webhooks()[page["skip"] : page["skip"] + page["take"]]
+        return self.success([shapes.webhook(webhook) for webhook in webhooks])
+
+    def post(self, request, **kwargs):
+        self.owned_webhooks()  # the event type's 404 before the body's 400
+        data = self.body(inputs.WebhookCreateInput)
+        with v2_field_names({"eventTriggers": "triggers"}):
+            webhook = webhook_create(
+                actor=request.user,
+                subscriber_url=data["subscriber_url"],
+                event_triggers=data["triggers"],
+                payload_template=data.get("payload_template"),
+                active=data["active"],
+                secret=data.get("secret"),
+                event_type_id=self.event_type_id,
+            )
+        return self.success(shapes.webhook(webhook), status_code=status.HTTP_201_CREATED)
+
+
+class WebhookView(WebhookOwnerMixin, V2View):
+    def get(self, request, webhook_id, **kwargs):
+        return self.success(shapes.webhook(self.owned_webhook(webhook_id)))
+
+    def patch(self, request, webhook_id, **kwargs):
+        webhook = self.owned_webhook(webhook_id)
+        data = self.body(inputs.WebhookUpdateInput)
+        names = {
+            "subscriber_url": "subscriber_url",
+            "triggers": "event_triggers",
+            "payload_template": "payload_template",
+        }
+        names |= {"active": "active", "secret": "secret"}
+        changes = {service_name: data[name] for name, service_name in names.items() if name in data}
+        with v2_field_names({"eventTriggers": "triggers"}):
+            webhook = webhook_update(webhook=webhook, **changes)
+        return self.success(shapes.webhook(webhook))
+
+    def delete(self, request, webhook_id, **kwargs):
+        webhook = self.owned_webhook(webhook_id)
+        body = shapes.webhook(webhook)
+        webhook_delete(webhook=webhook)
+        return self.success(body)
+
+
+# --- event types ------------------------------------------------------------------------------
+
+EVENT_TYPE_SHAPES = {"2024-04-15": ("2024-04-15", "2024-06-11")}
+
+
+class EventTypesView(V2View):
+    scopes = {"GET": READ_EVENT_TYPE}
+
+    def get(self, request):
+        event_types = list(event_type_list(user=request.user).order_by("id"))
+        if shape_for(self.version, EVENT_TYPE_SHAPES, "2024-06-14") == "2024-04-15":
+            return self.success(shapes.event_type_groups_2024_04_15(request.user, event_types))
+        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in event_types])
+
+
+# --- bookings ---------------------------------------------------------------------------------
+
+V2_STATUSES = ["upcoming", "recurring", "past", "cancelled", "unconfirmed"]
+SORT = {"asc": "", "desc": "-"}
+
+
+class BookingFilters(QueryParameters):
+    """Cal.com 2024-08-13's filters of GET /v2/bookings; all that are sent apply together."""
+
+    status = ListOf(Choice(V2_STATUSES), comma_separated=True, description="Any of these (comma-separated).")
+    attendee_email = Email()
+    attendee_name = Text()
+    event_type_id = Integer(minimum=1)
+    event_type_ids = ListOf(Integer(minimum=1), comma_separated=True)
+    team_id = Integer(minimum=1)
+    teams_ids = ListOf(Integer(minimum=1), comma_separated=True)
+    after_start = Instant()
+    before_end = Instant(end=True)
+    after_created_at = Instant()
+    before_created_at = Instant(end=True)
+    after_updated_at = Instant()
+    before_updated_at = Instant(end=True)
+    sort_start = Choice(list(SORT))
+    sort_end = Choice(list(SORT))
+    sort_created = Choice(list(SORT))
+
+
+class BookingCursor(QueryParameters):
+    """2026-05-01's cursor mode: one `status`, `limit` and the `cursor` of the previous page."""
+
+    status = Choice(V2_STATUSES)
+    limit = Integer(minimum=1, maximum=250, default=100, description="Page size (at most 250).")
+    cursor = Text(description="`pagination.nextCursor` of the previous page.")
+
+
+def _order(filters: dict) -> tuple[str, ...]:
+    for name, column in (("sort_start", "start_time"), ("sort_end", "end_time"), ("sort_created", "created_at")):
+        if filters[name] is not None:
+            return (f"{SORT[filters[name]]}{column}", f"{SORT[filters[name]]}id")
+    return ("start_time", "id")
+
+
+def _selection(request, filters: dict, *, statuses: list[str], order_by: tuple[str, ...]):
+    event_type_ids = [*filters["event_type_ids"], *([filters["event_type_id"]] if filters["event_type_id"] else [])]
+    team_ids = [*filters["teams_ids"], *([filters["team_id"]] if filters["team_id"] else [])]
+    return selectors.bookings_v2(
+        user=request.user,
+        now=timezone.now(),
+        statuses=statuses,
+        attendee_email=filters["attendee_email"],
+        attendee_name=filters["attendee_name"],
+        event_type_ids=event_type_ids,
+        team_ids=team_ids,
+        after_start=filters["after_start"],
+        before_end=filters["before_end"],
+        after_created_at=filters["after_created_at"],
+        before_created_at=filters["before_created_at"],
+        after_updated_at=filters["after_updated_at"],
+        before_updated_at=filters["before_updated_at"],
+        order_by=order_by,
+    )
+
+
+def _encode_cursor(booking) -> str:
+    raw = orjson.dumps([booking.start_time.isoformat(), booking.pk])
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        start, pk = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return datetime.fromisoformat(start), int(pk)
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        raise ValidationError({"cursor": ["Not a cursor this API gave (pagination.nextCursor)."]}) from None
+
+
+class BookingsView(V2View):
+    scopes = {"GET": READ_BOOKING, "POST": WRITE_BOOKING}
+
+    def get(self, request):
+        if self.version == V2026_05_01:
+            return self._cursor_page(request)
+        filters = BookingFilters.parse(request)
+        page = SkipTake.parse(request)
+        queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
+        total = queryset.count()
+        bookings = list(queryset[page["skip"] : page["skip"] + page["take"]]) if total else []
+        pagination = offset_pagination(total=total, take=page["take"], skip=page["skip"], returned=len(bookings))
+        return self.success([shapes.booking_2024_08_13(booking) for booking in bookings], pagination=pagination)
+
+    def _cursor_page(self, request):
+        filters = BookingFilters.parse(request) | BookingCursor.parse(request)
+        statuses = [filters["status"]] if filters["status"] else []
+        queryset = _selection(request, filters, statuses=statuses, order_by=("start_time", "id"))
+        if filters["cursor"]:
+            start, pk = _decode_cursor(filters["cursor"])
+            queryset = queryset.filter(start_time__gte=start).exclude(start_time=start, id__lte=pk)
+        rows = list(queryset[: filters["limit"] + 1])
+        has_more = len(rows) > filters["limit"]
+        rows = rows[: filters["limit"]]
+        pagination = {"nextCursor": _encode_cursor(rows[-1]) if has_more else None, "hasMore": has_more}
+        return self.success([shapes.booking_2024_08_13(booking) for booking in rows], pagination=pagination)
+
+    def post(self, request):
+        data = self.body(inputs.BookingCreateInput)
+        event_type = event_type_bookable(user=request.user, event_type_id=data["event_type_id"])
+        if event_type is None:
+            raise NotFound(f"Event type with id={data['event_type_id']} not found.")
+        length = data.get("length_in_minutes")
+        if length is not None and length != event_type.length:
+            raise ValidationError({"lengthInMinutes": [f"This event type lasts {event_type.length} minutes."]})
+        attendee = data["attendee"]
+        guests = data.get("guests", [])
+        responses = {**data.get("booking_fields_responses", {}), "name": attendee["name"], "email": attendee["email"]}
+        if guests:
+            responses["guests"] = guests
+        booking = booking_create(
+            event_type=event_type,
+            start=data["start"],
+            attendee_name=attendee["name"],
+            attendee_email=attendee["email"],
+            attendee_time_zone=attendee["time_zone"],
+            locale=attendee.get("language", "en"),
+            guests=guests,
+            location=data.get("location", ""),
+            metadata=data.get("metadata"),
+            responses=responses,
+            sms_reminder_number=attendee.get("phone_number", ""),
+        )
+        booking = selectors.booking_v2_by_uid(user=request.user, uid=booking.uid)
+        return self.success(shapes.booking_2024_08_13(booking), status_code=status.HTTP_201_CREATED)
+
+
+class BookingMixin:
+    def visible_booking(self, uid: str):
+        booking = selectors.booking_v2_by_uid(user=self.request.user, uid=uid)
+        if booking is None:
+            raise NotFound(f"Booking with uid={uid} not found.")
+        return booking
+
+
+class BookingView(BookingMixin, V2View):
+    scopes = {"GET": READ_BOOKING}
+
+    def get(self, request, uid):
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+class BookingCancelView(BookingMixin, V2View):
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking = self.visible_booking(uid)
+        data = self.body(inputs.BookingCancelInput)
+        booking_cancel(
+            booking=booking, cancellation_reason=data.get("cancellation_reason", ""), cancelled_by=request.user.email
+        )
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+# --- slots ------------------------------------------------------------------------------------
+
+
+class SlotQuery(QueryParameters):
+    """Cal.com 2024-09-04's GET /v2/slots; `start` and `end` without an offset are in `timeZone`,
+    a date `end` includes that whole day."""
+
+    event_type_id = Integer(minimum=1, required=True)
+    time_zone = TimeZone(default="UTC")
+    start = Instant(zone_from="time_zone", required=True)
+    end = Instant(zone_from="time_zone", end=True, required=True)
+    duration = Integer(minimum=1, maximum=1440)
+    format = Choice(["time", "range"], default="time")
+
+
+class SlotsView(V2View):
+    scopes = {"GET": READ_BOOKING}
+
+    def get(self, request):
+        query = SlotQuery.parse(request)
+        start, end, time_zone = query["start"], query["end"], query["time_zone"]
+        if end <= start:
+            raise ValidationError({"end": ["Must be after start."]})
+        max_days = limit("SLOTS_MAX_DAYS")
+        if end - start > timedelta(days=max_days):
+            raise ValidationError({"end": [f"The range may span at most {max_days} days."]})
+        event_type = event_type_bookable(user=request.user, event_type_id=query["event_type_id"])
+        if event_type is None:
+            raise NotFound(f"Event type with id={query['event_type_id']} not found.")
+        if query["duration"] is not None and query["duration"] != event_type.length:
+            raise ValidationError({"duration": [f"This event type lasts {event_type.length} minutes."]})
+        grouped = available_slots(
+            event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+        )
+        length = timedelta(minutes=event_type.length)
+        data = {}
+        for day, slots in grouped.items():
+            items = []
+            for slot in slots:
+                slot_start = datetime.fromisoformat(slot["time"])
+                item = {"start": shapes.local_iso_ms(slot_start, time_zone)}
+                if query["format"] == "range":
+                    item["end"] = shapes.local_iso_ms(slot_start + length, time_zone)
+                items.append(item)
+            data[day] = items
+        return self.success(data)
+
+
+# Which versions each operation's shapes serve (docs/migrating-from-cal-v2.md, "Versions").
+BOOKING_VERSIONS = (V2024_08_13, V2026_02_25, V2026_05_01)
+SLOT_VERSIONS = (V2024_09_04,)
