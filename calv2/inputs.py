@@ -7,8 +7,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from accounts.models import validate_time_zone
-from core.serializers import BoundedJSONField, CamelCaseMixin, StrictScalarsMixin, WholeItemsMixin
-from scheduling.serializers.bookings import GuestsField, InstantField
+from core.serializers import (
+    BoundedJSONField,
+    CamelCaseMixin,
+    StrictScalarsMixin,
+    WholeItemsMixin,
+)
+from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
 from webhooks.models import WebhookTrigger
 
 
@@ -84,7 +89,7 @@ class BookingCreateInput(V2Input):
     """Cal.com's `CreateBookingInput_2024_08_13` for one event type of this service."""
 
     start = InstantField()
-    event_type_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    event_type_id = StrictIntegerField(min_value=1, max_value=2**31 - 1)  # a JSON number, as class-validator's @IsInt
     attendee = AttendeeInput()
     guests = GuestsField(required=False)
     location = LocationField(required=False)

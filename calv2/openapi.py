@@ -234,6 +234,20 @@ LEGACY_EVENT_TYPE = _object(
         "teamId": NULLABLE_INTEGER,
     }
 )
+LEGACY_BOOKING = {
+    "type": "object",
+    "description": "The booking under its stored names, as /v1/bookings shows it.",
+    "required": ["id", "uid", "status", "startTime", "endTime", "attendees"],
+    "properties": {"id": INTEGER, "uid": STRING, "status": STRING, "startTime": DATE_TIME, "endTime": DATE_TIME},
+    "additionalProperties": True,
+}
+LEGACY_BOOKINGS = _object(
+    {
+        "bookings": {"type": "array", "items": _ref("Booking_2024_04_15")},
+        "recurringInfo": {"type": "array", "items": FREE_OBJECT},
+        "nextCursor": NULLABLE_INTEGER,
+    }
+)
 PROFILE = _object({"slug": STRING, "name": STRING})
 EVENT_TYPE_GROUPS = _object(
     {
@@ -315,6 +329,12 @@ BOOKING_CREATE = {
         "bookingFieldsResponses": FREE_OBJECT,
         "lengthInMinutes": {"type": "integer", "minimum": 1},
     },
+}
+LEGACY_BOOKING_CREATE = {
+    "type": "object",
+    "description": "2024-04-15 (and no cal-api-version): Cal.com v1's booking body, as POST /v1/bookings takes it.",
+    "required": ["start", "eventTypeId", "timeZone"],
+    "properties": {"start": DATE_TIME, "eventTypeId": INTEGER, "timeZone": STRING, "responses": FREE_OBJECT},
 }
 BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
 
@@ -455,6 +475,7 @@ def build() -> dict:
         "oneOf": [
             _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("OffsetPagination")),
             _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("CursorPagination")),
+            _success(LEGACY_BOOKINGS),
         ]
     }
     event_types = {
@@ -498,8 +519,13 @@ def build() -> dict:
                 "bookingsCreate",
                 "Bookings",
                 "Book a slot",
-                {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
-                body=BOOKING_CREATE,
+                {
+                    "201": _answer(
+                        {"oneOf": [_success(_ref("Booking_2024_08_13")), _success(_ref("Booking_2024_04_15"))]},
+                        "Created (2024-04-15: the v1 booking)",
+                    )
+                },
+                body={"oneOf": [BOOKING_CREATE, LEGACY_BOOKING_CREATE]},
                 errors=(404, 409),
             ),
         },
@@ -552,6 +578,7 @@ def build() -> dict:
                 "Me": ME,
                 "Webhook": WEBHOOK,
                 "Booking_2024_08_13": BOOKING,
+                "Booking_2024_04_15": LEGACY_BOOKING,
                 "OffsetPagination": OFFSET_PAGINATION,
                 "CursorPagination": CURSOR_PAGINATION,
                 "EventType_2024_06_14": EVENT_TYPE,

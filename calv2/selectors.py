@@ -31,7 +31,7 @@ def _status_filter(status: str, now: datetime) -> Q:
 def bookings_v2(
     *,
     user: User,
-    now: datetime,
+    now: datetime | None = None,
     statuses: list[str] = (),
     attendee_email: str | None = None,
     attendee_name: str | None = None,
@@ -79,7 +79,7 @@ def bookings_v2(
 
 
 def booking_v2_by_uid(*, user: User, uid: str) -> Booking | None:
-    return bookings_v2(user=user, now=datetime.min).filter(uid=uid).first()
+    return bookings_v2(user=user).filter(uid=uid).first()
 
 
 def webhooks_of_user(*, user: User) -> QuerySet[Webhook]:

@@ -10,6 +10,7 @@ becomes the v2 error envelope at the edge (calv2.wire).
 
 import base64
 import math
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
@@ -18,10 +19,20 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.response import Response
 
 from calv2 import inputs, selectors, shapes
-from calv2.versions import V2024_08_13, V2024_09_04, V2026_02_25, V2026_05_01, requested_version, shape_for
+from calv2.versions import (
+    V2024_04_15,
+    V2024_06_11,
+    V2024_06_14,
+    V2024_08_13,
+    V2026_02_25,
+    V2026_05_01,
+    requested_version,
+    shape_for,
+)
 from core.exceptions import NotFound
 from core.limits import limit
 from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text, TimeZone
@@ -36,12 +47,26 @@ from core.scopes import (
 from core.viewsets import ResourceAPIView
 from scheduling.selectors.event_types import event_type_bookable, event_type_list
 from scheduling.selectors.slots import available_slots
+from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer
 from scheduling.services.bookings import booking_cancel, booking_create
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
 
+class JSONOnly(BaseContentNegotiation):
+    """v2 has one representation, JSON, and `?format=` is one of its query parameters (GET
+    /v2/slots: `time` or `range`), not DRF's renderer override."""
+
+    def select_parser(self, request, parsers):
+        return DefaultContentNegotiation().select_parser(request, parsers)
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 class V2View(ResourceAPIView):
     """core's authentication, per-method scopes and rate limit, plus v2's success envelope."""
+
+    content_negotiation_class = JSONOnly
 
     @property
     def version(self) -> str:
@@ -186,7 +211,7 @@ class WebhookView(WebhookOwnerMixin, V2View):
 
 # --- event types ------------------------------------------------------------------------------
 
-EVENT_TYPE_SHAPES = {"2024-04-15": ("2024-04-15", "2024-06-11")}
+EVENT_TYPE_SHAPES = {V2024_04_15: (V2024_04_15, V2024_06_11)}
 
 
 class EventTypesView(V2View):
@@ -194,12 +219,15 @@ class EventTypesView(V2View):
 
     def get(self, request):
         event_types = list(event_type_list(user=request.user).order_by("id"))
-        if shape_for(self.version, EVENT_TYPE_SHAPES, "2024-06-14") == "2024-04-15":
+        if shape_for(self.version, EVENT_TYPE_SHAPES, V2024_06_14) == V2024_04_15:
             return self.success(shapes.event_type_groups_2024_04_15(request.user, event_types))
         return self.success([shapes.event_type_2024_06_14(event_type) for event_type in event_types])
 
 
 # --- bookings ---------------------------------------------------------------------------------
+
+# Which versions each booking shape serves (docs/migrating-from-cal-v2.md, "Versions").
+BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
 
 V2_STATUSES = ["upcoming", "recurring", "past", "cancelled", "unconfirmed"]
 SORT = {"asc": "", "desc": "-"}
@@ -275,12 +303,36 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
         raise ValidationError({"cursor": ["Not a cursor this API gave (pagination.nextCursor)."]}) from None
 
 
+class LegacyBookingPage(QueryParameters):
+    """2024-04-15's list: `status` of the v2 statuses, `limit`, and `cursor`, the offset of the page
+    (`nextCursor` of the previous answer)."""
+
+    status = ListOf(Choice(V2_STATUSES), comma_separated=True)
+    limit = Integer(minimum=1, maximum=250, default=100)
+    cursor = Integer(minimum=0, maximum=10**9, default=0)
+
+
+def legacy_booking(booking) -> dict:
+    """2024-04-15's booking: the stored booking under its database names, as v1 shows it."""
+    return BookingSerializer(booking).data
+
+
 class BookingsView(V2View):
+    """GET and POST /v2/bookings. The shape by version: 2024-08-13 and 2026-02-25 get Cal.com's
+    current booking with offset `pagination`; 2026-05-01 the same booking with a cursor; every
+    other value (and none) Cal.com's default, 2024-04-15, whose body and booking are v1's."""
+
     scopes = {"GET": READ_BOOKING, "POST": WRITE_BOOKING}
 
+    @property
+    def shape(self) -> str:
+        return shape_for(self.version, BOOKING_SHAPES, V2024_04_15)
+
     def get(self, request):
-        if self.version == V2026_05_01:
+        if self.shape == V2026_05_01:
             return self._cursor_page(request)
+        if self.shape == V2024_04_15:
+            return self._legacy_page(request)
         filters = BookingFilters.parse(request)
         page = SkipTake.parse(request)
         queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
@@ -302,7 +354,23 @@ class BookingsView(V2View):
         pagination = {"nextCursor": _encode_cursor(rows[-1]) if has_more else None, "hasMore": has_more}
         return self.success([shapes.booking_2024_08_13(booking) for booking in rows], pagination=pagination)
 
+    def _legacy_page(self, request):
+        query = LegacyBookingPage.parse(request)
+        queryset = selectors.bookings_v2(user=request.user, now=timezone.now(), statuses=query["status"])
+        rows = list(queryset[query["cursor"] : query["cursor"] + query["limit"] + 1])
+        more = len(rows) > query["limit"]
+        rows = rows[: query["limit"]]
+        next_cursor = query["cursor"] + len(rows) if more else None
+        data = {
+            "bookings": [legacy_booking(booking) for booking in rows],
+            "recurringInfo": [],
+            "nextCursor": next_cursor,
+        }
+        return self.success(data)
+
     def post(self, request):
+        if self.shape == V2024_04_15:
+            return self._legacy_create(request)
         data = self.body(inputs.BookingCreateInput)
         event_type = event_type_bookable(user=request.user, event_type_id=data["event_type_id"])
         if event_type is None:
@@ -330,6 +398,37 @@ class BookingsView(V2View):
         )
         booking = selectors.booking_v2_by_uid(user=request.user, uid=booking.uid)
         return self.success(shapes.booking_2024_08_13(booking), status_code=status.HTTP_201_CREATED)
+
+    def _legacy_create(self, request):
+        """2024-04-15's body is v1's (`start`, `eventTypeId`, `responses`, `timeZone`, …); fields
+        v1 did not know are dropped here, as Cal.com's validation drops them."""
+        body = request.data
+        if isinstance(body, Mapping):
+            known = set(BookingCreateSerializer().fields)
+            body = {key: value for key, value in body.items() if key in known}
+        serializer = BookingCreateSerializer(data=body)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        event_type_id = data.pop("event_type_id")
+        reschedule_uid = data.pop("reschedule_uid", None)
+        reschedule = None
+        if reschedule_uid is not None:
+            reschedule = selectors.booking_v2_by_uid(user=request.user, uid=reschedule_uid)
+            if reschedule is None:
+                raise NotFound(f"Booking with uid={reschedule_uid} not found.")
+        event_type = event_type_bookable(user=request.user, event_type_id=event_type_id)
+        if event_type is None:
+            raise NotFound(f"Event type with id={event_type_id} not found.")
+        booking = booking_create(
+            event_type=event_type,
+            attendee_name=data.pop("name"),
+            attendee_email=data.pop("email"),
+            attendee_time_zone=data.pop("time_zone"),
+            reschedule=reschedule,
+            **data,
+        )
+        booking = selectors.booking_v2_by_uid(user=request.user, uid=booking.uid)
+        return self.success(legacy_booking(booking), status_code=status.HTTP_201_CREATED)
 
 
 class BookingMixin:
@@ -405,8 +504,3 @@ class SlotsView(V2View):
                 items.append(item)
             data[day] = items
         return self.success(data)
-
-
-# Which versions each operation's shapes serve (docs/migrating-from-cal-v2.md, "Versions").
-BOOKING_VERSIONS = (V2024_08_13, V2026_02_25, V2026_05_01)
-SLOT_VERSIONS = (V2024_09_04,)
