@@ -6,7 +6,7 @@ dropped, not refused. Everything it does know is validated here as strictly as v
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from accounts.models import validate_time_zone
+from accounts.models import WeekDay, validate_time_zone
 from core.serializers import (
     BoundedJSONField,
     CamelCaseMixin,
@@ -105,3 +105,29 @@ class BookingCancelInput(V2Input):
 class BookingRescheduleInput(V2Input):
     start = InstantField()
     rescheduling_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class BookingDeclineInput(V2Input):
+    reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+# --- me ---------------------------------------------------------------------------------------
+
+
+class MeUpdateInput(V2Input):
+    """Cal.com's `UpdateManagedUserInput` fields that this service's users have."""
+
+    name = serializers.CharField(max_length=200, allow_blank=True, required=False)
+    email = serializers.EmailField(max_length=254, required=False)
+    bio = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+    avatar_url = serializers.URLField(max_length=2048, allow_blank=True, required=False)
+    time_zone = TimeZoneField(required=False)
+    week_start = serializers.ChoiceField(choices=WeekDay.values, required=False)
+    time_format = serializers.ChoiceField(choices=[12, 24], required=False)
+    locale = serializers.CharField(max_length=16, required=False)
+    default_schedule_id = StrictIntegerField(min_value=1, required=False)
+
+    def validate_time_format(self, value):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise serializers.ValidationError("Must be the number 12 or 24.")
+        return value

@@ -336,6 +336,42 @@ LEGACY_BOOKING_CREATE = {
     "required": ["start", "eventTypeId", "timeZone"],
     "properties": {"start": DATE_TIME, "eventTypeId": INTEGER, "timeZone": STRING, "responses": FREE_OBJECT},
 }
+BOOKING_RESCHEDULE = {
+    "type": "object",
+    "required": ["start"],
+    "properties": {"start": DATE_TIME, "reschedulingReason": {"type": "string", "maxLength": 5000}},
+}
+BOOKING_DECLINE = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
+ME_UPDATE = {
+    "type": "object",
+    "properties": {
+        "name": STRING,
+        "email": {"type": "string", "format": "email"},
+        "bio": STRING,
+        "avatarUrl": STRING,
+        "timeZone": STRING,
+        "weekStart": {
+            "type": "string",
+            "enum": ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"],
+        },
+        "timeFormat": {"type": "integer", "enum": [12, 24]},
+        "locale": STRING,
+        "defaultScheduleId": INTEGER,
+    },
+}
+TEAM = _object(
+    {
+        "id": INTEGER,
+        "name": STRING,
+        "slug": STRING,
+        "bio": NULLABLE_STRING,
+        "logoUrl": NULLABLE_STRING,
+        "hideBranding": BOOLEAN,
+        "isOrganization": BOOLEAN,
+        "parentId": NULLABLE_INTEGER,
+    }
+)
+TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
 BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
 
 # --- operations -------------------------------------------------------------------------------
@@ -494,7 +530,60 @@ def build() -> dict:
         _query("format", {"type": "string", "enum": ["time", "range"]}),
     ]
     paths = {
-        "/v2/me": {"get": _operation("meGet", "Me", "The caller's profile", {"200": _answer(_success(_ref("Me")))})},
+        "/v2/me": {
+            "get": _operation("meGet", "Me", "The caller's profile", {"200": _answer(_success(_ref("Me")))}),
+            "patch": _operation(
+                "meUpdate", "Me", "Change the caller's profile", {"200": _answer(_success(_ref("Me")))}, body=ME_UPDATE
+            ),
+        },
+        "/v2/teams": {
+            "get": _operation(
+                "teamsList",
+                "Teams",
+                "Teams the caller is a member of",
+                {"200": _answer(_success({"type": "array", "items": TEAM}))},
+            )
+        },
+        "/v2/timezones": {
+            "get": _operation(
+                "timeZonesList",
+                "Timezones",
+                "IANA time zones",
+                {"200": _answer(_success({"type": "array", "items": TIME_ZONE}))},
+            )
+        },
+        "/v2/bookings/{bookingUid}/reschedule": {
+            "post": _operation(
+                "bookingsReschedule",
+                "Bookings",
+                "Move a booking (a new booking replaces it)",
+                {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
+                parameters=[BOOKING_UID],
+                body=BOOKING_RESCHEDULE,
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/confirm": {
+            "post": _operation(
+                "bookingsConfirm",
+                "Bookings",
+                "Accept a pending booking",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/decline": {
+            "post": _operation(
+                "bookingsDecline",
+                "Bookings",
+                "Reject a pending booking",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                body=BOOKING_DECLINE,
+                errors=(404, 409),
+            )
+        },
         "/v2/webhooks": user_webhooks,
         "/v2/webhooks/{webhookId}": user_webhook,
         "/v2/event-types": {

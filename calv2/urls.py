@@ -22,7 +22,12 @@ urlpatterns = [
     path("bookings", views.BookingsView.as_view(), name="v2-bookings"),
     path(f"bookings/{UID}", views.BookingView.as_view(), name="v2-booking"),
     path(f"bookings/{UID}/cancel", views.BookingCancelView.as_view(), name="v2-booking-cancel"),
+    path(f"bookings/{UID}/reschedule", views.BookingRescheduleView.as_view(), name="v2-booking-reschedule"),
+    path(f"bookings/{UID}/confirm", views.BookingConfirmView.as_view(), name="v2-booking-confirm"),
+    path(f"bookings/{UID}/decline", views.BookingDeclineView.as_view(), name="v2-booking-decline"),
     path("slots", views.SlotsView.as_view(), name="v2-slots"),
+    path("teams", views.TeamsView.as_view(), name="v2-teams"),
+    path("timezones", views.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).
     re_path(r"^", core_views.api_not_found, name="v2-not-found"),
 ]

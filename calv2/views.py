@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from zoneinfo import available_timezones
 
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -22,6 +23,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.response import Response
 
+from accounts.selectors import team_list
+from accounts.services import user_update
 from calv2 import inputs, selectors, shapes
 from calv2.versions import (
     V2024_04_15,
@@ -39,6 +42,7 @@ from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters,
 from core.scopes import (
     READ_BOOKING,
     READ_EVENT_TYPE,
+    READ_MEMBERSHIP,
     READ_PROFILE,
     READ_WEBHOOK,
     WRITE_BOOKING,
@@ -46,9 +50,16 @@ from core.scopes import (
 )
 from core.viewsets import ResourceAPIView
 from scheduling.selectors.event_types import event_type_bookable, event_type_list
+from scheduling.selectors.schedules import schedule_list
 from scheduling.selectors.slots import available_slots
 from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer
-from scheduling.services.bookings import booking_cancel, booking_create
+from scheduling.services.bookings import (
+    booking_cancel,
+    booking_confirm,
+    booking_create,
+    booking_reject,
+    booking_reschedule_as_new,
+)
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
 
@@ -122,10 +133,50 @@ def offset_pagination(*, total: int, take: int, skip: int, returned: int) -> dic
 
 
 class MeView(V2View):
-    scopes = {"GET": READ_PROFILE}
+    """The caller's profile. PATCH needs only the profile scope, as Cal.com's `PROFILE_WRITE`
+    does here: the caller edits themselves."""
+
+    scopes = {"GET": READ_PROFILE, "PATCH": READ_PROFILE}
 
     def get(self, request):
         return self.success(shapes.me(request.user))
+
+    def patch(self, request):
+        data = dict(self.body(inputs.MeUpdateInput))
+        if "avatar_url" in data:
+            data["avatar"] = data.pop("avatar_url")
+        if "default_schedule_id" in data:
+            schedule_id = data.pop("default_schedule_id")
+            schedule = schedule_list(user=request.user).filter(pk=schedule_id, user=request.user).first()
+            if schedule is None:
+                raise ValidationError({"defaultScheduleId": [f"Schedule {schedule_id} is not one of yours."]})
+            data["default_schedule"] = schedule
+        with v2_field_names({"avatar": "avatarUrl", "default_schedule": "defaultScheduleId"}):
+            user = user_update(user=request.user, **data)
+        return self.success(shapes.me(user))
+
+
+class TeamsView(V2View):
+    scopes = {"GET": READ_MEMBERSHIP}
+
+    def get(self, request):
+        return self.success([shapes.team(team) for team in team_list(user=request.user)])
+
+
+class TimeZonesView(V2View):
+    """Cal.com answers its city list (`{city, timezone, pop}`); this service has no city data and
+    answers one entry per IANA zone, named after the zone's last part, with `pop` 0."""
+
+    scopes = {"GET": READ_PROFILE}
+
+    def get(self, request):
+        return self.success(
+            [
+                {"city": name.rsplit("/", 1)[-1].replace("_", " "), "timezone": name, "pop": 0}
+                for name in sorted(available_timezones())
+                if "/" in name and not name.startswith(("Etc/", "SystemV/", "posix/", "right/"))
+            ]
+        )
 
 
 # --- webhooks ---------------------------------------------------------------------------------
@@ -455,6 +506,44 @@ class BookingCancelView(BookingMixin, V2View):
         booking_cancel(
             booking=booking, cancellation_reason=data.get("cancellation_reason", ""), cancelled_by=request.user.email
         )
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+class BookingRescheduleView(BookingMixin, V2View):
+    """Cal.com's reschedule: a new booking (new uid) at `start`; the old one is cancelled with
+    `rescheduled: true` (`scheduling.services.bookings.booking_reschedule_as_new`). 201."""
+
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking = self.visible_booking(uid)
+        data = self.body(inputs.BookingRescheduleInput)
+        moved = booking_reschedule_as_new(
+            booking=booking, start=data["start"], reschedule_reason=data.get("rescheduling_reason", "")
+        )
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(moved.uid)), status_code=201)
+
+
+class BookingConfirmView(BookingMixin, V2View):
+    """A pending booking accepted by its organizer (BOOKING_CREATED is sent)."""
+
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking_confirm(booking=self.visible_booking(uid))
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+class BookingDeclineView(BookingMixin, V2View):
+    """A pending booking rejected by its organizer (BOOKING_REJECTED is sent). `reason` is read
+    (and validated) but not kept: this service's bookings have no rejection reason."""
+
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking = self.visible_booking(uid)
+        self.body(inputs.BookingDeclineInput)
+        booking_reject(booking=booking)
         return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
 
 

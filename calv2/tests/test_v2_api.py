@@ -503,3 +503,96 @@ def test_slots_of_an_unknown_event_type_is_a_v2_404(v2):
     _assert_error(
         v2.call("GET", "/v2/slots?eventTypeId=999999&start=2030-01-01&end=2030-01-02"), 404, "NotFoundException"
     )
+
+
+# --- the rest that third-party clients call ---------------------------------------------------
+
+
+def test_reschedule_makes_a_new_booking_and_cancels_the_old(v2, owner):
+    event_type = _event_type(owner)
+    first = _free_slot(v2, event_type)
+    booking = v2.call("POST", "/v2/bookings", _booking_body(event_type, first), version="2024-08-13").json()["data"]
+    later = _free_slot(v2, event_type, days=14)
+    moved = v2.call(
+        "POST",
+        f"/v2/bookings/{booking['uid']}/reschedule",
+        {"start": later, "reschedulingReason": "Clash", "x": 1},
+        version="2024-08-13",
+    )
+    assert moved.status_code == 201, moved.content
+    new = moved.json()["data"]
+    assert new["uid"] != booking["uid"] and new["rescheduledFromUid"] == booking["uid"]
+    assert new["reschedulingReason"] == "Clash"
+    old = v2.call("GET", f"/v2/bookings/{booking['uid']}", version="2024-08-13").json()["data"]
+    assert old["status"] == "cancelled" and old["rescheduledToUid"] == new["uid"]
+    bad = v2.call("POST", f"/v2/bookings/{new['uid']}/reschedule", {"start": "soon"}, version="2024-08-13")
+    _assert_error(bad, 400, "BadRequestException")
+    assert Booking.objects.count() == 2
+
+
+def test_confirm_and_decline_pending_bookings(v2, owner):
+    event_type = _event_type(owner, requires_confirmation=True)
+    one = v2.call("POST", "/v2/bookings", _booking_body(event_type, _free_slot(v2, event_type)), version="2024-08-13")
+    assert one.json()["data"]["status"] == "pending"
+    uid = one.json()["data"]["uid"]
+    confirmed = v2.call("POST", f"/v2/bookings/{uid}/confirm", version="2024-08-13")
+    assert confirmed.status_code == 200 and confirmed.json()["data"]["status"] == "accepted"
+    _assert_error(v2.call("POST", f"/v2/bookings/{uid}/confirm"), 409, "ConflictException")
+    two = v2.call(
+        "POST", "/v2/bookings", _booking_body(event_type, _free_slot(v2, event_type, days=14)), version="2024-08-13"
+    ).json()["data"]
+    declined = v2.call("POST", f"/v2/bookings/{two['uid']}/decline", {"reason": "Busy"}, version="2024-08-13")
+    assert declined.status_code == 200 and declined.json()["data"]["status"] == "rejected"
+    _assert_error(v2.call("POST", f"/v2/bookings/{two['uid']}/decline", {"reason": ["x"]}), 400, "BadRequestException")
+
+
+def test_patch_me_changes_known_fields_and_drops_unknown_ones(v2, owner):
+    schedule = ScheduleFactory(user=owner)
+    body = {
+        "name": "G. Hopper",
+        "timeZone": "Asia/Tokyo",
+        "weekStart": "Monday",
+        "timeFormat": 24,
+        "defaultScheduleId": schedule.pk,
+        "avatarUrl": "https://example.org/a.png",
+        "brandNew": True,
+    }
+    response = v2.call("PATCH", "/v2/me", body)
+    assert response.status_code == 200, response.content
+    data = response.json()["data"]
+    assert (data["name"], data["timeZone"], data["weekStart"], data["timeFormat"]) == (
+        "G. Hopper",
+        "Asia/Tokyo",
+        "Monday",
+        24,
+    )
+    assert data["defaultScheduleId"] == schedule.pk and data["avatarUrl"] == "https://example.org/a.png"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"timeZone": "Nowhere/Land"}, "timeZone"),
+        ({"timeFormat": 13}, "timeFormat"),
+        ({"weekStart": "Funday"}, "weekStart"),
+        ({"defaultScheduleId": 999999}, "defaultScheduleId"),
+        ({"email": "nope"}, "email"),
+    ],
+)
+def test_patch_me_bad_input_is_a_v2_400_and_changes_nothing(v2, owner, body, field):
+    before = (owner.time_zone, owner.name, owner.email, owner.default_schedule_id)
+    response = _assert_error(v2.call("PATCH", "/v2/me", body), 400, "BadRequestException")
+    assert field in response["error"]["details"]["errors"]
+    owner.refresh_from_db()
+    assert (owner.time_zone, owner.name, owner.email, owner.default_schedule_id) == before
+
+
+def test_teams_and_timezones(v2, owner):
+    from accounts.tests.factories import MembershipFactory
+
+    membership = MembershipFactory(user=owner, accepted=True)
+    MembershipFactory(accepted=True)  # a team the caller is not in
+    teams = v2.call("GET", "/v2/teams").json()["data"]
+    assert [team["id"] for team in teams] == [membership.team_id]
+    zones = v2.call("GET", "/v2/timezones").json()["data"]
+    assert {"city": "Berlin", "timezone": "Europe/Berlin", "pop": 0} in zones
