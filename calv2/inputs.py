@@ -131,3 +131,72 @@ class MeUpdateInput(V2Input):
         if isinstance(value, bool) or not isinstance(value, int):
             raise serializers.ValidationError("Must be the number 12 or 24.")
         return value
+
+
+# --- event types ------------------------------------------------------------------------------
+
+MINUTES_PER_DAY = 1440
+MINUTES_PER_YEAR = 525_600
+
+
+class EventTypeCreateInput(V2Input):
+    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
+
+    length_in_minutes = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY)
+    title = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=200)
+    description = serializers.CharField(max_length=10000, allow_blank=True, required=False)
+    hidden = serializers.BooleanField(required=False)
+    schedule_id = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    price = serializers.IntegerField(min_value=0, max_value=10**8, required=False)
+    currency = serializers.RegexField(r"^[a-zA-Z]{3}$", required=False)
+    requires_confirmation = serializers.BooleanField(required=False)
+    minimum_booking_notice = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_YEAR, required=False)
+    before_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
+    after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
+    slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
+
+    def validate_currency(self, value):
+        return value.lower()
+
+
+class EventTypeUpdateInput(EventTypeCreateInput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+
+
+class WallTimeField(serializers.TimeField):
+    def __init__(self, **kwargs):
+        super().__init__(input_formats=["%H:%M", "%H:%M:%S"], **kwargs)
+
+
+class WeeklyAvailabilityInput(V2Input):
+    days = serializers.ListField(child=serializers.ChoiceField(choices=WEEKDAY_NAMES), allow_empty=False, max_length=7)
+    start_time = WallTimeField()
+    end_time = WallTimeField()
+
+
+class OverrideInput(V2Input):
+    date = serializers.DateField(input_formats=["%Y-%m-%d"])
+    start_time = WallTimeField()
+    end_time = WallTimeField()
+
+
+class ScheduleCreateInput(V2Input):
+    """Cal.com's `CreateScheduleInput_2024_06_11`: `isDefault` is required there too."""
+
+    name = serializers.CharField(max_length=200)
+    time_zone = TimeZoneField()
+    is_default = serializers.BooleanField()
+    availability = WeeklyAvailabilityInput(many=True, required=False, max_length=100)
+    overrides = OverrideInput(many=True, required=False, max_length=400)
+
+
+class ScheduleUpdateInput(ScheduleCreateInput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)

@@ -371,6 +371,56 @@ TEAM = _object(
         "parentId": NULLABLE_INTEGER,
     }
 )
+HH_MM = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
+WEEKDAY_ENUM = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+WEEKLY = _object(
+    {"days": {"type": "array", "items": {"type": "string", "enum": WEEKDAY_ENUM}}, "startTime": HH_MM, "endTime": HH_MM}
+)
+OVERRIDE = _object({"date": {"type": "string", "format": "date"}, "startTime": HH_MM, "endTime": HH_MM})
+SCHEDULE = _object(
+    {
+        "id": INTEGER,
+        "ownerId": INTEGER,
+        "name": STRING,
+        "timeZone": STRING,
+        "availability": {"type": "array", "items": WEEKLY},
+        "isDefault": BOOLEAN,
+        "overrides": {"type": "array", "items": OVERRIDE},
+    }
+)
+SCHEDULE_CREATE = {
+    "type": "object",
+    "required": ["name", "timeZone", "isDefault"],
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "timeZone": STRING,
+        "isDefault": BOOLEAN,
+        "availability": {"type": "array", "items": WEEKLY, "description": "Default: Monday-Friday 09:00-17:00."},
+        "overrides": {"type": "array", "items": OVERRIDE},
+    },
+}
+SCHEDULE_UPDATE = {"type": "object", "properties": SCHEDULE_CREATE["properties"]}
+EVENT_TYPE_CREATE = {
+    "type": "object",
+    "required": ["lengthInMinutes", "title", "slug"],
+    "properties": {
+        "lengthInMinutes": {"type": "integer", "minimum": 1, "maximum": 1440},
+        "title": {"type": "string", "maxLength": 200},
+        "slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},
+        "description": STRING,
+        "hidden": BOOLEAN,
+        "scheduleId": NULLABLE_INTEGER,
+        "price": {"type": "integer", "minimum": 0},
+        "currency": {"type": "string", "pattern": "^[a-zA-Z]{3}$"},
+        "requiresConfirmation": BOOLEAN,
+        "minimumBookingNotice": {"type": "integer", "minimum": 0},
+        "beforeEventBuffer": {"type": "integer", "minimum": 0},
+        "afterEventBuffer": {"type": "integer", "minimum": 0},
+        "slotInterval": {"type": "integer", "minimum": 1, "nullable": True},
+    },
+}
+EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
+DELETED_EVENT_TYPE = _object({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
 TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
 BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
 
@@ -451,6 +501,7 @@ BOOKING_FILTERS = [
 ]
 WEBHOOK_ID = _path("webhookId", {"type": "string", "format": "uuid"})
 EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
+SCHEDULE_ID = _path("scheduleId", {"type": "integer"})
 BOOKING_UID = _path("bookingUid", {"type": "string"})
 ONE_WEBHOOK = _answer(_success(_ref("Webhook")))
 WEBHOOK_LIST = _answer(_success({"type": "array", "items": _ref("Webhook")}))
@@ -521,6 +572,8 @@ def build() -> dict:
         ]
     }
     one_booking = _answer(_success(_ref("Booking_2024_08_13")))
+    one_event_type = _answer(_success(_ref("EventType_2024_06_14")))
+    one_schedule = _answer(_success(_ref("Schedule_2024_06_11")))
     slot_parameters = [
         _query("eventTypeId", {"type": "integer", "minimum": 1}, required=True),
         _query("start", {"type": "string"}, "ISO 8601 date or date-time.", required=True),
@@ -586,13 +639,98 @@ def build() -> dict:
         },
         "/v2/webhooks": user_webhooks,
         "/v2/webhooks/{webhookId}": user_webhook,
+        "/v2/event-types/{eventTypeId}": {
+            "get": _operation(
+                "eventTypesGet",
+                "Event Types",
+                "One event type",
+                {"200": one_event_type},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404,),
+            ),
+            "patch": _operation(
+                "eventTypesUpdate",
+                "Event Types",
+                "Change an event type",
+                {"200": one_event_type},
+                parameters=[EVENT_TYPE_ID],
+                body=EVENT_TYPE_UPDATE,
+                errors=(404, 409),
+            ),
+            "delete": _operation(
+                "eventTypesDelete",
+                "Event Types",
+                "Delete an event type",
+                {"200": _answer(_success(DELETED_EVENT_TYPE))},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404,),
+            ),
+        },
+        "/v2/schedules": {
+            "get": _operation(
+                "schedulesList",
+                "Schedules",
+                "The caller's schedules",
+                {"200": _answer(_success({"type": "array", "items": _ref("Schedule_2024_06_11")}))},
+            ),
+            "post": _operation(
+                "schedulesCreate",
+                "Schedules",
+                "Create a schedule",
+                {"201": _answer(_success(_ref("Schedule_2024_06_11")), "Created")},
+                body=SCHEDULE_CREATE,
+            ),
+        },
+        "/v2/schedules/default": {
+            "get": _operation(
+                "schedulesDefault",
+                "Schedules",
+                "The caller's default schedule (null if none)",
+                {"200": _answer(_success({**SCHEDULE, "nullable": True}))},
+            )
+        },
+        "/v2/schedules/{scheduleId}": {
+            "get": _operation(
+                "schedulesGet",
+                "Schedules",
+                "One schedule",
+                {"200": one_schedule},
+                parameters=[SCHEDULE_ID],
+                errors=(404,),
+            ),
+            "patch": _operation(
+                "schedulesUpdate",
+                "Schedules",
+                "Change a schedule (availability and overrides replace what was sent)",
+                {"200": one_schedule},
+                parameters=[SCHEDULE_ID],
+                body=SCHEDULE_UPDATE,
+                errors=(404,),
+            ),
+            "delete": _operation(
+                "schedulesDelete",
+                "Schedules",
+                "Delete a schedule",
+                {"200": _answer(_object({"status": {"type": "string", "enum": ["success"]}}))},
+                parameters=[SCHEDULE_ID],
+                errors=(404,),
+            ),
+        },
         "/v2/event-types": {
+            "post": _operation(
+                "eventTypesCreate",
+                "Event Types",
+                "Create an event type",
+                {"201": _answer(_success(_ref("EventType_2024_06_14")), "Created")},
+                body=EVENT_TYPE_CREATE,
+                errors=(409,),
+            ),
             "get": _operation(
                 "eventTypesList",
                 "Event Types",
                 "The caller's event types (shape by version)",
                 {"200": _answer(event_types)},
-            )
+            ),
         },
         "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
         "/v2/event-types/{eventTypeId}/webhooks/{webhookId}": event_type_webhook,
@@ -674,6 +812,7 @@ def build() -> dict:
                 "EventType_2024_04_15": LEGACY_EVENT_TYPE,
                 "EventTypeGroups_2024_04_15": EVENT_TYPE_GROUPS,
                 "Slots": SLOTS,
+                "Schedule_2024_06_11": SCHEDULE,
             },
         },
     }

@@ -13,6 +13,10 @@ urlpatterns = [
     path("webhooks", views.WebhooksView.as_view(), name="v2-webhooks"),
     path("webhooks/<uuid:webhook_id>", views.WebhookView.as_view(), name="v2-webhook"),
     path("event-types", views.EventTypesView.as_view(), name="v2-event-types"),
+    path("event-types/<int:event_type_id>", views.EventTypeView.as_view(), name="v2-event-type"),
+    path("schedules", views.SchedulesView.as_view(), name="v2-schedules"),
+    path("schedules/default", views.DefaultScheduleView.as_view(), name="v2-schedule-default"),
+    path("schedules/<int:schedule_id>", views.ScheduleView.as_view(), name="v2-schedule"),
     path("event-types/<int:event_type_id>/webhooks", views.WebhooksView.as_view(), name="v2-event-type-webhooks"),
     path(
         "event-types/<int:event_type_id>/webhooks/<uuid:webhook_id>",

@@ -44,8 +44,11 @@ from core.scopes import (
     READ_EVENT_TYPE,
     READ_MEMBERSHIP,
     READ_PROFILE,
+    READ_SCHEDULE,
     READ_WEBHOOK,
     WRITE_BOOKING,
+    WRITE_EVENT_TYPE,
+    WRITE_SCHEDULE,
     WRITE_WEBHOOK,
 )
 from core.viewsets import ResourceAPIView
@@ -60,6 +63,8 @@ from scheduling.services.bookings import (
     booking_reject,
     booking_reschedule_as_new,
 )
+from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
+from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
 
@@ -266,13 +271,163 @@ EVENT_TYPE_SHAPES = {V2024_04_15: (V2024_04_15, V2024_06_11)}
 
 
 class EventTypesView(V2View):
-    scopes = {"GET": READ_EVENT_TYPE}
+    scopes = {"GET": READ_EVENT_TYPE, "POST": WRITE_EVENT_TYPE}
+
+    def post(self, request):
+        data = _event_type_fields(self.body(inputs.EventTypeCreateInput))
+        with v2_field_names({"length": "lengthInMinutes"}):
+            event_type = event_type_create(user=request.user, **data)
+        event_type = event_type_list(user=request.user).get(pk=event_type.pk)
+        return self.success(shapes.event_type_2024_06_14(event_type), status_code=status.HTTP_201_CREATED)
 
     def get(self, request):
         event_types = list(event_type_list(user=request.user).order_by("id"))
         if shape_for(self.version, EVENT_TYPE_SHAPES, V2024_06_14) == V2024_04_15:
             return self.success(shapes.event_type_groups_2024_04_15(request.user, event_types))
         return self.success([shapes.event_type_2024_06_14(event_type) for event_type in event_types])
+
+
+def _event_type_fields(data) -> dict:
+    """v2's names → the event type service's (`lengthInMinutes` is the model's `length`)."""
+    return {("length" if name == "length_in_minutes" else name): value for name, value in data.items()}
+
+
+class EventTypeView(V2View):
+    """One event type in the 2024-06-14 shape; the writes go through the event type services,
+    which keep v1's rules (slug unique per owner, who may manage a team's)."""
+
+    scopes = {"GET": READ_EVENT_TYPE, "PATCH": WRITE_EVENT_TYPE, "DELETE": WRITE_EVENT_TYPE}
+
+    def visible(self, event_type_id: int):
+        event_type = event_type_list(user=self.request.user).filter(pk=event_type_id).first()
+        if event_type is None:
+            raise NotFound(f"Event type with id={event_type_id} not found.")
+        return event_type
+
+    def get(self, request, event_type_id):
+        return self.success(shapes.event_type_2024_06_14(self.visible(event_type_id)))
+
+    def patch(self, request, event_type_id):
+        event_type = self.visible(event_type_id)
+        data = _event_type_fields(self.body(inputs.EventTypeUpdateInput))
+        with v2_field_names({"length": "lengthInMinutes"}):
+            event_type = event_type_update(event_type=event_type, actor=request.user, **data)
+        return self.success(shapes.event_type_2024_06_14(self.visible(event_type.pk)))
+
+    def delete(self, request, event_type_id):
+        event_type = self.visible(event_type_id)
+        body = {
+            "id": event_type.pk,
+            "lengthInMinutes": event_type.length,
+            "title": event_type.title,
+            "slug": event_type.slug,
+        }
+        event_type_delete(event_type=event_type, actor=request.user)
+        return self.success(body)
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+
+def _availability_rows(weekly, overrides) -> list[dict]:
+    """v2's `availability` (days by name) and `overrides` (by date) as the schedule service's rows."""
+    rows = [
+        {
+            "days": [inputs.WEEKDAY_NAMES.index(day) for day in item["days"]],
+            "start_time": item["start_time"],
+            "end_time": item["end_time"],
+        }
+        for item in weekly
+    ]
+    rows += [
+        {"date": item["date"], "start_time": item["start_time"], "end_time": item["end_time"]} for item in overrides
+    ]
+    return rows
+
+
+def _stored_rows(schedule) -> tuple[list[dict], list[dict]]:
+    weekly, overrides = [], []
+    for row in schedule.availability.all():
+        if row.date is None:
+            weekly.append(
+                {
+                    "days": [inputs.WEEKDAY_NAMES[day] for day in row.days],
+                    "start_time": row.start_time,
+                    "end_time": row.end_time,
+                }
+            )
+        else:
+            overrides.append({"date": row.date, "start_time": row.start_time, "end_time": row.end_time})
+    return weekly, overrides
+
+
+class ScheduleMixin:
+    scopes = {"GET": READ_SCHEDULE, "POST": WRITE_SCHEDULE, "PATCH": WRITE_SCHEDULE, "DELETE": WRITE_SCHEDULE}
+
+    def own_schedules(self):
+        return schedule_list(user=self.request.user).filter(user=self.request.user)
+
+    def shape(self, schedule) -> dict:
+        self.request.user.refresh_from_db(fields=["default_schedule"])
+        return shapes.schedule_2024_06_11(schedule, default_schedule_id=self.request.user.default_schedule_id)
+
+
+class SchedulesView(ScheduleMixin, V2View):
+    def get(self, request):
+        default = request.user.default_schedule_id
+        return self.success([shapes.schedule_2024_06_11(s, default_schedule_id=default) for s in self.own_schedules()])
+
+    def post(self, request):
+        data = self.body(inputs.ScheduleCreateInput)
+        availability = None
+        if "availability" in data or "overrides" in data:
+            availability = _availability_rows(data.get("availability", []), data.get("overrides", []))
+        schedule = schedule_create(
+            actor=request.user,
+            name=data["name"],
+            time_zone=data["time_zone"],
+            availability=availability,
+            is_default=data["is_default"],
+        )
+        return self.success(self.shape(self.own_schedules().get(pk=schedule.pk)), status_code=status.HTTP_201_CREATED)
+
+
+class DefaultScheduleView(ScheduleMixin, V2View):
+    def get(self, request):
+        schedule = self.own_schedules().filter(pk=request.user.default_schedule_id).first()
+        return self.success(self.shape(schedule) if schedule is not None else None)
+
+
+class ScheduleView(ScheduleMixin, V2View):
+    def owned(self, schedule_id: int):
+        schedule = self.own_schedules().filter(pk=schedule_id).first()
+        if schedule is None:
+            raise NotFound(f"Schedule with id={schedule_id} not found.")
+        return schedule
+
+    def get(self, request, schedule_id):
+        return self.success(self.shape(self.owned(schedule_id)))
+
+    def patch(self, request, schedule_id):
+        schedule = self.owned(schedule_id)
+        data = self.body(inputs.ScheduleUpdateInput)
+        availability = None
+        if "availability" in data or "overrides" in data:
+            # Cal.com replaces what was sent: the weekly rules, the overrides, or both.
+            weekly, overrides = _stored_rows(schedule)
+            availability = _availability_rows(data.get("availability", weekly), data.get("overrides", overrides))
+        schedule_update(
+            schedule=schedule,
+            name=data.get("name"),
+            time_zone=data.get("time_zone"),
+            availability=availability,
+            is_default=data.get("is_default"),
+        )
+        return self.success(self.shape(self.owned(schedule_id)))
+
+    def delete(self, request, schedule_id):
+        schedule_delete(schedule=self.owned(schedule_id))
+        return Response({"status": "success"})
 
 
 # --- bookings ---------------------------------------------------------------------------------

@@ -596,3 +596,106 @@ def test_teams_and_timezones(v2, owner):
     assert [team["id"] for team in teams] == [membership.team_id]
     zones = v2.call("GET", "/v2/timezones").json()["data"]
     assert {"city": "Berlin", "timezone": "Europe/Berlin", "pop": 0} in zones
+
+
+# --- event types ------------------------------------------------------------------------------
+
+
+def test_event_type_create_get_update_delete(v2, owner):
+    body = {"lengthInMinutes": 45, "title": "Consult", "slug": "consult", "locations": [{"type": "address"}], "x": 1}
+    created = v2.call("POST", "/v2/event-types", body, version="2024-06-14")
+    assert created.status_code == 201, created.content
+    data = created.json()["data"]
+    assert (data["lengthInMinutes"], data["slug"], data["ownerId"]) == (45, "consult", owner.pk)
+    path = f"/v2/event-types/{data['id']}"
+    assert v2.call("GET", path, version="2024-06-14").json()["data"] == data
+    patched = v2.call("PATCH", path, {"lengthInMinutes": 60, "hidden": True}, version="2024-06-14")
+    assert patched.status_code == 200
+    assert patched.json()["data"]["lengthInMinutes"] == 60 and patched.json()["data"]["hidden"] is True
+    deleted = v2.call("DELETE", path, version="2024-06-14")
+    assert deleted.json()["data"] == {"id": data["id"], "lengthInMinutes": 60, "title": "Consult", "slug": "consult"}
+    _assert_error(v2.call("GET", path), 404, "NotFoundException")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"title": "A", "slug": "a"}, "lengthInMinutes"),
+        ({"lengthInMinutes": 0, "title": "A", "slug": "a"}, "lengthInMinutes"),
+        ({"lengthInMinutes": 30, "title": "A", "slug": "not a slug"}, "slug"),
+        ({"lengthInMinutes": 30, "title": "A", "slug": "a", "hidden": "yes"}, "hidden"),
+    ],
+)
+def test_event_type_create_bad_input_is_a_v2_400_and_creates_nothing(v2, owner, body, field):
+    response = _assert_error(v2.call("POST", "/v2/event-types", body), 400, "BadRequestException")
+    assert field in response["error"]["details"]["errors"]
+    assert not owner.event_types.exists()
+
+
+def test_event_type_duplicate_slug_is_refused_and_foreign_event_type_is_404(v2, owner):
+    EventTypeFactory(owner=owner, slug="taken")
+    response = v2.call("POST", "/v2/event-types", {"lengthInMinutes": 30, "title": "T", "slug": "taken"})
+    assert response.status_code in (400, 409) and response.json()["status"] == "error"
+    foreign = EventTypeFactory()
+    _assert_error(v2.call("PATCH", f"/v2/event-types/{foreign.pk}", {"title": "Mine"}), 404, "NotFoundException")
+    _assert_error(v2.call("DELETE", f"/v2/event-types/{foreign.pk}"), 404, "NotFoundException")
+    foreign.refresh_from_db()
+    assert foreign.title != "Mine"
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+SCHEDULE = {
+    "name": "Office",
+    "timeZone": "Europe/Rome",
+    "isDefault": True,
+    "availability": [{"days": ["Monday", "Tuesday"], "startTime": "09:00", "endTime": "12:00"}],
+    "overrides": [{"date": "2030-01-07", "startTime": "10:00", "endTime": "11:00"}],
+}
+
+
+def test_schedule_create_list_default_get_update_delete(v2, owner):
+    created = v2.call("POST", "/v2/schedules", {**SCHEDULE, "unknown": 1}, version="2024-06-11")
+    assert created.status_code == 201, created.content
+    data = created.json()["data"]
+    assert data["availability"] == SCHEDULE["availability"] and data["overrides"] == SCHEDULE["overrides"]
+    assert data["isDefault"] is True and data["ownerId"] == owner.pk
+    assert [s["id"] for s in v2.call("GET", "/v2/schedules").json()["data"]] == [data["id"]]
+    assert v2.call("GET", "/v2/schedules/default").json()["data"]["id"] == data["id"]
+    path = f"/v2/schedules/{data['id']}"
+    assert v2.call("GET", path).json()["data"] == data
+    weekly = [{"days": ["Friday"], "startTime": "13:00", "endTime": "17:30"}]
+    patched = v2.call("PATCH", path, {"availability": weekly, "name": "Afternoons"}).json()["data"]
+    assert patched["availability"] == weekly and patched["overrides"] == SCHEDULE["overrides"]
+    assert patched["name"] == "Afternoons"
+    assert v2.call("DELETE", path).json() == {"status": "success"}
+    assert v2.call("GET", "/v2/schedules/default").json()["data"] is None
+    _assert_error(v2.call("GET", path), 404, "NotFoundException")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"isDefault": None}, "isDefault"),
+        ({"timeZone": "Mars/Base"}, "timeZone"),
+        (
+            {"availability": [{"days": ["Someday"], "startTime": "09:00", "endTime": "10:00"}]},
+            "availability[0].days[0]",
+        ),
+        ({"availability": [{"days": ["Monday"], "startTime": "9am", "endTime": "10:00"}]}, "availability[0].startTime"),
+        ({"overrides": [{"date": "07/01/2030", "startTime": "09:00", "endTime": "10:00"}]}, "overrides[0].date"),
+    ],
+)
+def test_schedule_create_bad_input_is_a_v2_400_and_creates_nothing(v2, owner, change, field):
+    response = _assert_error(v2.call("POST", "/v2/schedules", {**SCHEDULE, **change}), 400, "BadRequestException")
+    assert field in response["error"]["details"]["errors"], response
+    assert not owner.schedules.exists()
+
+
+def test_schedule_with_end_before_start_is_refused_and_foreign_schedule_is_404(v2, owner):
+    bad = {**SCHEDULE, "availability": [{"days": ["Monday"], "startTime": "12:00", "endTime": "09:00"}]}
+    _assert_error(v2.call("POST", "/v2/schedules", bad), 400, "BadRequestException")
+    assert not owner.schedules.exists()
+    foreign = ScheduleFactory()
+    _assert_error(v2.call("GET", f"/v2/schedules/{foreign.pk}"), 404, "NotFoundException")
+    _assert_error(v2.call("DELETE", f"/v2/schedules/{foreign.pk}"), 404, "NotFoundException")
