@@ -83,6 +83,7 @@ class V2View(ResourceAPIView):
     """core's authentication, per-method scopes and rate limit, plus v2's success envelope."""
 
     content_negotiation_class = JSONOnly
+    schema = None  # described by the v2 document (calv2/openapi.py), not by v1's generated one
 
     @property
     def version(self) -> str:

@@ -699,3 +699,8 @@ def test_schedule_with_end_before_start_is_refused_and_foreign_schedule_is_404(v
     foreign = ScheduleFactory()
     _assert_error(v2.call("GET", f"/v2/schedules/{foreign.pk}"), 404, "NotFoundException")
     _assert_error(v2.call("DELETE", f"/v2/schedules/{foreign.pk}"), 404, "NotFoundException")
+
+
+def test_v1_document_does_not_describe_v2(api_client):
+    paths = api_client.get("/v1/openapi.json").json()["paths"]
+    assert paths and not [path for path in paths if path.startswith("/v2/")]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-APPS = {"accounts", "scheduling", "payments", "webhooks", "demo"}
+APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "demo"}
 
 
 def imported_modules(path: Path):
@@ -25,9 +25,11 @@ def imported_modules(path: Path):
     ("package", "forbidden"),
     [
         ("core", APPS),
-        ("accounts", {"scheduling", "payments", "webhooks", "demo"}),
-        ("webhooks", {"scheduling", "payments", "demo"}),
-        ("payments", {"scheduling", "demo"}),
+        ("accounts", {"scheduling", "payments", "webhooks", "calv2", "demo"}),
+        ("webhooks", {"scheduling", "payments", "calv2", "demo"}),
+        ("payments", {"scheduling", "calv2", "demo"}),
+        ("scheduling", {"calv2", "demo"}),
+        ("calv2", {"demo"}),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package, forbidden):
