@@ -74,8 +74,9 @@ def envelope_from_problem(problem: dict, *, status: int, path: str) -> dict:
 
 class V2WireMiddleware:
     """Rewrites problem+json answers of /v2/ paths into the v2 error envelope and adds the
-    `X-RateLimit-*-Default` headers. Listed right after `RequestIdMiddleware`, so that it sees
-    every answer the inner middleware, the views and the URL-level handlers give."""
+    `X-RateLimit-*-Default` headers. Listed first (outermost), so that it sees every answer the
+    other middleware, the views and the URL-level handlers give, `RequestIdMiddleware`'s bodies
+    for bodiless errors and its `RateLimit-*` headers included."""
 
     def __init__(self, get_response):
         self.get_response = get_response
