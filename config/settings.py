@@ -47,11 +47,13 @@ INSTALLED_APPS = [
     "scheduling",
     "payments",
     "webhooks",
+    "calv2",
     "demo",
     "devserver",
 ]
 
 MIDDLEWARE = [
+    "calv2.wire.V2WireMiddleware",  # outermost: sees every answer of a /v2/ path (calv2/wire.py)
     "core.middleware.RequestIdMiddleware",
     "core.cors.CorsMiddleware",
     "core.middleware.QueryStringGuardMiddleware",

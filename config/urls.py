@@ -19,6 +19,8 @@ urlpatterns = [
     path("readyz", core_views.readyz, name="readyz"),
     # First, so that the API's requests are not tried against the admin's and OAuth's patterns.
     path("v1/", include(resource_urls)),
+    # Cal.com API v2: envelopes, names and versions over the same services (calv2/).
+    path("v2/", include("calv2.urls")),
     path("admin/", admin.site.urls),
     path("", include("accounts.oauth_urls")),
     path("", include("core.urls")),

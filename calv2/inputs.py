@@ -1,0 +1,202 @@
+"""v2 request bodies. Cal.com validates them with `whitelist: true`: a field it does not know is
+dropped, not refused. Everything it does know is validated here as strictly as v1's bodies are
+(JSON types as sent, bounded strings and JSON, IANA zones, e-mail addresses); the domain rules
+(slots, SSRF, templates, who may do what) stay in the services."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from accounts.models import WeekDay, validate_time_zone
+from core.serializers import (
+    BoundedJSONField,
+    CamelCaseMixin,
+    StrictScalarsMixin,
+    WholeItemsMixin,
+)
+from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
+from webhooks.models import WebhookTrigger
+
+
+class V2Input(WholeItemsMixin, StrictScalarsMixin, CamelCaseMixin, serializers.Serializer):
+    """camelCase on the wire, strict scalars, unknown keys dropped (no `StrictFieldsMixin`)."""
+
+
+class TimeZoneField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=64, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            validate_time_zone(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return value
+
+
+# --- webhooks ---------------------------------------------------------------------------------
+
+
+class WebhookCreateInput(V2Input):
+    """Cal.com's `CreateWebhookInputDto`: `active`, `subscriberUrl` and `triggers` are required."""
+
+    active = serializers.BooleanField()
+    subscriber_url = serializers.CharField(max_length=2048)
+    triggers = serializers.ListField(
+        child=serializers.ChoiceField(choices=WebhookTrigger.values), allow_empty=False, max_length=64
+    )
+    payload_template = serializers.CharField(max_length=65536, allow_blank=True, allow_null=True, required=False)
+    secret = serializers.CharField(max_length=256, allow_blank=True, allow_null=True, required=False)
+
+
+class WebhookUpdateInput(WebhookCreateInput):
+    """Cal.com's `UpdateWebhookInputDto`: every field optional."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+
+# --- bookings ---------------------------------------------------------------------------------
+
+
+class AttendeeInput(V2Input):
+    name = serializers.CharField(max_length=200)
+    email = serializers.EmailField(max_length=254)
+    time_zone = TimeZoneField()
+    phone_number = serializers.CharField(max_length=50, required=False)
+    language = serializers.CharField(max_length=35, required=False)
+
+
+class LocationField(serializers.Field):
+    """Cal.com 2024-08-13 takes a location as a string or as an object with `type` and the
+    type's value (`address`, `link`, `phone`, …); stored as the text a person reads."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and len(data) <= 1000:
+            return data
+        if isinstance(data, dict) and isinstance(data.get("type"), str):
+            for key in ("address", "link", "phone", "location", "value"):
+                if isinstance(data.get(key), str) and len(data[key]) <= 1000:
+                    return data[key]
+            return data["type"][:1000]
+        raise serializers.ValidationError('Must be a string (at most 1000 characters) or {"type": ..., ...}.')
+
+    def to_representation(self, value):
+        return value
+
+
+class BookingCreateInput(V2Input):
+    """Cal.com's `CreateBookingInput_2024_08_13` for one event type of this service."""
+
+    start = InstantField()
+    event_type_id = StrictIntegerField(min_value=1, max_value=2**31 - 1)  # a JSON number, as class-validator's @IsInt
+    attendee = AttendeeInput()
+    guests = GuestsField(required=False)
+    location = LocationField(required=False)
+    metadata = BoundedJSONField(required=False)
+    booking_fields_responses = BoundedJSONField(required=False)
+    length_in_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False)
+
+
+class BookingCancelInput(V2Input):
+    cancellation_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class BookingRescheduleInput(V2Input):
+    start = InstantField()
+    rescheduling_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class BookingDeclineInput(V2Input):
+    reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+# --- me ---------------------------------------------------------------------------------------
+
+
+class MeUpdateInput(V2Input):
+    """Cal.com's `UpdateManagedUserInput` fields that this service's users have."""
+
+    name = serializers.CharField(max_length=200, allow_blank=True, required=False)
+    email = serializers.EmailField(max_length=254, required=False)
+    bio = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+    avatar_url = serializers.URLField(max_length=2048, allow_blank=True, required=False)
+    time_zone = TimeZoneField(required=False)
+    week_start = serializers.ChoiceField(choices=WeekDay.values, required=False)
+    time_format = serializers.ChoiceField(choices=[12, 24], required=False)
+    locale = serializers.CharField(max_length=16, required=False)
+    default_schedule_id = StrictIntegerField(min_value=1, required=False)
+
+    def validate_time_format(self, value):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise serializers.ValidationError("Must be the number 12 or 24.")
+        return value
+
+
+# --- event types ------------------------------------------------------------------------------
+
+MINUTES_PER_DAY = 1440
+MINUTES_PER_YEAR = 525_600
+
+
+class EventTypeCreateInput(V2Input):
+    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
+
+    length_in_minutes = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY)
+    title = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=200)
+    description = serializers.CharField(max_length=10000, allow_blank=True, required=False)
+    hidden = serializers.BooleanField(required=False)
+    schedule_id = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    price = serializers.IntegerField(min_value=0, max_value=10**8, required=False)
+    currency = serializers.RegexField(r"^[a-zA-Z]{3}$", required=False)
+    requires_confirmation = serializers.BooleanField(required=False)
+    minimum_booking_notice = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_YEAR, required=False)
+    before_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
+    after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
+    slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
+
+    def validate_currency(self, value):
+        return value.lower()
+
+
+class EventTypeUpdateInput(EventTypeCreateInput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+
+
+class WallTimeField(serializers.TimeField):
+    def __init__(self, **kwargs):
+        super().__init__(input_formats=["%H:%M", "%H:%M:%S"], **kwargs)
+
+
+class WeeklyAvailabilityInput(V2Input):
+    days = serializers.ListField(child=serializers.ChoiceField(choices=WEEKDAY_NAMES), allow_empty=False, max_length=7)
+    start_time = WallTimeField()
+    end_time = WallTimeField()
+
+
+class OverrideInput(V2Input):
+    date = serializers.DateField(input_formats=["%Y-%m-%d"])
+    start_time = WallTimeField()
+    end_time = WallTimeField()
+
+
+class ScheduleCreateInput(V2Input):
+    """Cal.com's `CreateScheduleInput_2024_06_11`: `isDefault` is required there too."""
+
+    name = serializers.CharField(max_length=200)
+    time_zone = TimeZoneField()
+    is_default = serializers.BooleanField()
+    availability = WeeklyAvailabilityInput(many=True, required=False, max_length=100)
+    overrides = OverrideInput(many=True, required=False, max_length=400)
+
+
+class ScheduleUpdateInput(ScheduleCreateInput):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)

@@ -1,0 +1,827 @@
+"""The v2 OpenAPI 3.0 document (`GET /v2/openapi.json`), a second document beside v1's.
+
+Written here as data rather than generated from the views: the v2 views are thin translations whose
+answers depend on `cal-api-version`, which a generator cannot see; the schemas below are the
+shapes of calv2.shapes and the operations of calv2.urls, and the tests check every v2 answer they
+receive against this document (calv2/tests/test_openapi_v2.py).
+"""
+
+import functools
+
+from django.conf import settings
+from django.http import JsonResponse
+
+from calv2.versions import KNOWN
+from calv2.wire import EXCEPTIONS
+from webhooks.models import WebhookTrigger
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _object(properties: dict, required: list[str] | None = None, *, extra: bool = False) -> dict:
+    schema = {"type": "object", "properties": properties, "additionalProperties": extra}
+    schema["required"] = list(properties) if required is None else required
+    if not schema["required"]:
+        del schema["required"]
+    return schema
+
+
+STRING = {"type": "string"}
+NULLABLE_STRING = {"type": "string", "nullable": True}
+INTEGER = {"type": "integer"}
+NULLABLE_INTEGER = {"type": "integer", "nullable": True}
+BOOLEAN = {"type": "boolean"}
+DATE_TIME = {"type": "string", "format": "date-time"}
+FREE_OBJECT = {"type": "object", "additionalProperties": True}
+
+
+def _success(data_schema: dict, *, pagination: dict | None = None) -> dict:
+    properties = {"status": {"type": "string", "enum": ["success"]}, "data": data_schema}
+    if pagination is not None:
+        properties["pagination"] = pagination
+    return _object(properties)
+
+
+PERSON = _object({"id": INTEGER, "name": STRING, "email": STRING, "username": STRING, "timeZone": STRING})
+ATTENDEE = _object(
+    {
+        "name": STRING,
+        "email": STRING,
+        "displayEmail": STRING,
+        "timeZone": STRING,
+        "language": STRING,
+        "absent": BOOLEAN,
+    }
+)
+BOOKING_REQUIRED = [
+    "id",
+    "uid",
+    "title",
+    "description",
+    "hosts",
+    "status",
+    "start",
+    "end",
+    "duration",
+    "eventTypeId",
+    "eventType",
+    "meetingUrl",
+    "location",
+    "absentHost",
+    "createdAt",
+    "updatedAt",
+    "metadata",
+    "rating",
+    "icsUid",
+    "attendees",
+    "guests",
+    "bookingFieldsResponses",
+]
+BOOKING = _object(
+    {
+        "id": INTEGER,
+        "uid": STRING,
+        "title": STRING,
+        "description": STRING,
+        "hosts": {"type": "array", "items": PERSON},
+        "status": {"type": "string", "enum": ["accepted", "pending", "cancelled", "rejected"]},
+        "start": DATE_TIME,
+        "end": DATE_TIME,
+        "duration": INTEGER,
+        "eventTypeId": NULLABLE_INTEGER,
+        "eventType": {**_object({"id": INTEGER, "slug": STRING}), "nullable": True},
+        "meetingUrl": NULLABLE_STRING,
+        "location": NULLABLE_STRING,
+        "absentHost": BOOLEAN,
+        "createdAt": DATE_TIME,
+        "updatedAt": DATE_TIME,
+        "metadata": FREE_OBJECT,
+        "rating": NULLABLE_INTEGER,
+        "icsUid": STRING,
+        "attendees": {"type": "array", "items": ATTENDEE},
+        "guests": {"type": "array", "items": STRING},
+        "bookingFieldsResponses": FREE_OBJECT,
+        "rescheduledFromUid": STRING,
+        "rescheduledToUid": STRING,
+        "reschedulingReason": STRING,
+        "cancellationReason": STRING,
+        "cancelledByEmail": STRING,
+    },
+    BOOKING_REQUIRED,
+)
+OFFSET_PAGINATION = _object(
+    {
+        "totalItems": INTEGER,
+        "remainingItems": INTEGER,
+        "returnedItems": INTEGER,
+        "itemsPerPage": INTEGER,
+        "currentPage": INTEGER,
+        "totalPages": INTEGER,
+        "hasNextPage": BOOLEAN,
+        "hasPreviousPage": BOOLEAN,
+    }
+)
+CURSOR_PAGINATION = _object({"nextCursor": NULLABLE_STRING, "hasMore": BOOLEAN})
+WEBHOOK = _object(
+    {
+        "id": {"type": "string", "format": "uuid"},
+        "triggers": {"type": "array", "items": {"type": "string", "enum": list(WebhookTrigger.values)}},
+        "subscriberUrl": STRING,
+        "active": BOOLEAN,
+        "payloadTemplate": NULLABLE_STRING,
+        "userId": NULLABLE_INTEGER,
+        "eventTypeId": INTEGER,
+        "secret": {"type": "string", "description": "The signing secret; absent when the webhook has none."},
+    },
+    ["id", "triggers", "subscriberUrl", "active", "payloadTemplate"],
+)
+ME = _object(
+    {
+        "id": INTEGER,
+        "username": STRING,
+        "email": STRING,
+        "name": NULLABLE_STRING,
+        "avatarUrl": NULLABLE_STRING,
+        "bio": NULLABLE_STRING,
+        "timeFormat": {"type": "integer", "enum": [12, 24]},
+        "defaultScheduleId": NULLABLE_INTEGER,
+        "weekStart": STRING,
+        "timeZone": STRING,
+        "locale": STRING,
+        "organizationId": NULLABLE_INTEGER,
+    }
+)
+EVENT_TYPE = _object(
+    {
+        "id": INTEGER,
+        "ownerId": NULLABLE_INTEGER,
+        "teamId": INTEGER,
+        "lengthInMinutes": INTEGER,
+        "title": STRING,
+        "slug": STRING,
+        "description": STRING,
+        "locations": {"type": "array", "items": FREE_OBJECT},
+        "bookingFields": {"type": "array", "items": FREE_OBJECT},
+        "disableGuests": BOOLEAN,
+        "slotInterval": NULLABLE_INTEGER,
+        "minimumBookingNotice": INTEGER,
+        "beforeEventBuffer": INTEGER,
+        "afterEventBuffer": INTEGER,
+        "recurrence": {**FREE_OBJECT, "nullable": True},
+        "metadata": FREE_OBJECT,
+        "price": INTEGER,
+        "currency": STRING,
+        "lockTimeZoneToggleOnBookingPage": BOOLEAN,
+        "seatsPerTimeSlot": NULLABLE_INTEGER,
+        "forwardParamsSuccessRedirect": {"type": "boolean", "nullable": True},
+        "successRedirectUrl": NULLABLE_STRING,
+        "isInstantEvent": BOOLEAN,
+        "seatsShowAvailabilityCount": {"type": "boolean", "nullable": True},
+        "scheduleId": NULLABLE_INTEGER,
+        "hidden": BOOLEAN,
+        "requiresConfirmation": BOOLEAN,
+        "bookingRequiresAuthentication": BOOLEAN,
+    },
+    [
+        "id",
+        "ownerId",
+        "lengthInMinutes",
+        "title",
+        "slug",
+        "description",
+        "locations",
+        "bookingFields",
+        "disableGuests",
+        "slotInterval",
+        "minimumBookingNotice",
+        "beforeEventBuffer",
+        "afterEventBuffer",
+        "recurrence",
+        "metadata",
+        "price",
+        "currency",
+        "lockTimeZoneToggleOnBookingPage",
+        "seatsPerTimeSlot",
+        "forwardParamsSuccessRedirect",
+        "successRedirectUrl",
+        "isInstantEvent",
+        "seatsShowAvailabilityCount",
+        "scheduleId",
+        "hidden",
+        "requiresConfirmation",
+        "bookingRequiresAuthentication",
+    ],
+)
+LEGACY_EVENT_TYPE = _object(
+    {
+        "id": INTEGER,
+        "title": STRING,
+        "slug": STRING,
+        "description": STRING,
+        "length": INTEGER,
+        "hidden": BOOLEAN,
+        "price": INTEGER,
+        "currency": STRING,
+        "requiresConfirmation": BOOLEAN,
+        "minimumBookingNotice": INTEGER,
+        "beforeEventBuffer": INTEGER,
+        "afterEventBuffer": INTEGER,
+        "slotInterval": NULLABLE_INTEGER,
+        "scheduleId": NULLABLE_INTEGER,
+        "userId": NULLABLE_INTEGER,
+        "teamId": NULLABLE_INTEGER,
+    }
+)
+LEGACY_BOOKING = {
+    "type": "object",
+    "description": "The booking under its stored names, as /v1/bookings shows it.",
+    "required": ["id", "uid", "status", "startTime", "endTime", "attendees"],
+    "properties": {"id": INTEGER, "uid": STRING, "status": STRING, "startTime": DATE_TIME, "endTime": DATE_TIME},
+    "additionalProperties": True,
+}
+LEGACY_BOOKINGS = _object(
+    {
+        "bookings": {"type": "array", "items": _ref("Booking_2024_04_15")},
+        "recurringInfo": {"type": "array", "items": FREE_OBJECT},
+        "nextCursor": NULLABLE_INTEGER,
+    }
+)
+PROFILE = _object({"slug": STRING, "name": STRING})
+EVENT_TYPE_GROUPS = _object(
+    {
+        "eventTypeGroups": {
+            "type": "array",
+            "items": _object(
+                {
+                    "teamId": NULLABLE_INTEGER,
+                    "profile": PROFILE,
+                    "eventTypes": {"type": "array", "items": _ref("EventType_2024_04_15")},
+                }
+            ),
+        },
+        "profiles": {"type": "array", "items": PROFILE},
+    }
+)
+SLOT = _object({"start": STRING, "end": STRING}, ["start"])
+SLOTS = {"type": "object", "additionalProperties": {"type": "array", "items": SLOT}}
+ERROR = _object(
+    {
+        "status": {"type": "string", "enum": ["error"]},
+        "timestamp": DATE_TIME,
+        "path": STRING,
+        "error": _object(
+            {
+                "code": {"type": "string", "enum": sorted({code for code, _ in EXCEPTIONS.values()})},
+                "message": STRING,
+                "details": _object(
+                    {
+                        "message": STRING,
+                        "error": STRING,
+                        "statusCode": INTEGER,
+                        "code": NULLABLE_STRING,
+                        "errors": {"type": "object", "additionalProperties": {"type": "array", "items": STRING}},
+                    },
+                    ["message", "error", "statusCode", "code"],
+                ),
+            }
+        ),
+    }
+)
+
+# --- request bodies ---------------------------------------------------------------------------
+
+TRIGGERS = {"type": "array", "minItems": 1, "items": {"type": "string", "enum": list(WebhookTrigger.values)}}
+WEBHOOK_CREATE = {
+    "type": "object",
+    "required": ["active", "subscriberUrl", "triggers"],
+    "properties": {
+        "active": BOOLEAN,
+        "subscriberUrl": {"type": "string", "maxLength": 2048},
+        "triggers": TRIGGERS,
+        "payloadTemplate": {"type": "string", "nullable": True},
+        "secret": {"type": "string", "nullable": True, "maxLength": 256},
+    },
+}
+WEBHOOK_UPDATE = {**WEBHOOK_CREATE, "required": []}
+del WEBHOOK_UPDATE["required"]
+BOOKING_CREATE = {
+    "type": "object",
+    "required": ["start", "eventTypeId", "attendee"],
+    "properties": {
+        "start": {**DATE_TIME, "description": "A slot of GET /v2/slots (any offset; UTC recommended)."},
+        "eventTypeId": {"type": "integer", "minimum": 1},
+        "attendee": {
+            "type": "object",
+            "required": ["name", "email", "timeZone"],
+            "properties": {
+                "name": {"type": "string", "maxLength": 200},
+                "email": {"type": "string", "format": "email"},
+                "timeZone": {"type": "string", "description": "IANA time zone."},
+                "phoneNumber": {"type": "string", "maxLength": 50},
+                "language": {"type": "string", "maxLength": 35},
+            },
+        },
+        "guests": {"type": "array", "maxItems": 50, "items": {"type": "string", "format": "email"}},
+        "location": {"oneOf": [STRING, {"type": "object", "required": ["type"], "properties": {"type": STRING}}]},
+        "metadata": FREE_OBJECT,
+        "bookingFieldsResponses": FREE_OBJECT,
+        "lengthInMinutes": {"type": "integer", "minimum": 1},
+    },
+}
+LEGACY_BOOKING_CREATE = {
+    "type": "object",
+    "description": "2024-04-15 (and no cal-api-version): Cal.com v1's booking body, as POST /v1/bookings takes it.",
+    "required": ["start", "eventTypeId", "timeZone"],
+    "properties": {"start": DATE_TIME, "eventTypeId": INTEGER, "timeZone": STRING, "responses": FREE_OBJECT},
+}
+BOOKING_RESCHEDULE = {
+    "type": "object",
+    "required": ["start"],
+    "properties": {"start": DATE_TIME, "reschedulingReason": {"type": "string", "maxLength": 5000}},
+}
+BOOKING_DECLINE = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
+ME_UPDATE = {
+    "type": "object",
+    "properties": {
+        "name": STRING,
+        "email": {"type": "string", "format": "email"},
+        "bio": STRING,
+        "avatarUrl": STRING,
+        "timeZone": STRING,
+        "weekStart": {
+            "type": "string",
+            "enum": ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"],
+        },
+        "timeFormat": {"type": "integer", "enum": [12, 24]},
+        "locale": STRING,
+        "defaultScheduleId": INTEGER,
+    },
+}
+TEAM = _object(
+    {
+        "id": INTEGER,
+        "name": STRING,
+        "slug": STRING,
+        "bio": NULLABLE_STRING,
+        "logoUrl": NULLABLE_STRING,
+        "hideBranding": BOOLEAN,
+        "isOrganization": BOOLEAN,
+        "parentId": NULLABLE_INTEGER,
+    }
+)
+HH_MM = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
+WEEKDAY_ENUM = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+WEEKLY = _object(
+    {"days": {"type": "array", "items": {"type": "string", "enum": WEEKDAY_ENUM}}, "startTime": HH_MM, "endTime": HH_MM}
+)
+OVERRIDE = _object({"date": {"type": "string", "format": "date"}, "startTime": HH_MM, "endTime": HH_MM})
+SCHEDULE = _object(
+    {
+        "id": INTEGER,
+        "ownerId": INTEGER,
+        "name": STRING,
+        "timeZone": STRING,
+        "availability": {"type": "array", "items": WEEKLY},
+        "isDefault": BOOLEAN,
+        "overrides": {"type": "array", "items": OVERRIDE},
+    }
+)
+SCHEDULE_CREATE = {
+    "type": "object",
+    "required": ["name", "timeZone", "isDefault"],
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "timeZone": STRING,
+        "isDefault": BOOLEAN,
+        "availability": {"type": "array", "items": WEEKLY, "description": "Default: Monday-Friday 09:00-17:00."},
+        "overrides": {"type": "array", "items": OVERRIDE},
+    },
+}
+SCHEDULE_UPDATE = {"type": "object", "properties": SCHEDULE_CREATE["properties"]}
+EVENT_TYPE_CREATE = {
+    "type": "object",
+    "required": ["lengthInMinutes", "title", "slug"],
+    "properties": {
+        "lengthInMinutes": {"type": "integer", "minimum": 1, "maximum": 1440},
+        "title": {"type": "string", "maxLength": 200},
+        "slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},
+        "description": STRING,
+        "hidden": BOOLEAN,
+        "scheduleId": NULLABLE_INTEGER,
+        "price": {"type": "integer", "minimum": 0},
+        "currency": {"type": "string", "pattern": "^[a-zA-Z]{3}$"},
+        "requiresConfirmation": BOOLEAN,
+        "minimumBookingNotice": {"type": "integer", "minimum": 0},
+        "beforeEventBuffer": {"type": "integer", "minimum": 0},
+        "afterEventBuffer": {"type": "integer", "minimum": 0},
+        "slotInterval": {"type": "integer", "minimum": 1, "nullable": True},
+    },
+}
+EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
+DELETED_EVENT_TYPE = _object({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
+TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
+BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
+
+# --- operations -------------------------------------------------------------------------------
+
+VERSION_PARAMETER = {
+    "name": "cal-api-version",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "example": KNOWN[-1]},
+    "description": (
+        "Any value is accepted; an absent or unknown one is 2024-04-15 (docs/migrating-from-cal-v2.md, Versions)."
+    ),
+}
+
+
+def _query(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
+    return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
+
+
+def _path(name: str, schema: dict) -> dict:
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def _errors(*statuses: int) -> dict:
+    error = {"description": "Error", "content": {"application/json": {"schema": _ref("Error")}}}
+    return {
+        str(code): {**error, "description": EXCEPTIONS[code][1]}
+        for code in sorted({400, 401, 413, 415, 429, 500, 503, *statuses})
+    }
+
+
+def _answer(schema: dict, description: str = "OK") -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _operation(operation_id: str, tag: str, summary: str, responses: dict, *, parameters=(), body=None, errors=()):
+    operation = {
+        "operationId": operation_id,
+        "tags": [tag],
+        "summary": summary,
+        "parameters": [VERSION_PARAMETER, *parameters],
+        "responses": {**responses, **_errors(403, *errors)},
+    }
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    return operation
+
+
+PAGE = [
+    _query("take", {"type": "integer", "minimum": 1, "maximum": 250}),
+    _query("skip", {"type": "integer", "minimum": 0}),
+]
+STATUSES = {"type": "string", "enum": ["upcoming", "recurring", "past", "cancelled", "unconfirmed"]}
+BOOKING_FILTERS = [
+    _query("status", STATUSES, "Comma-separated list (2026-05-01: exactly one)."),
+    _query("attendeeEmail", {"type": "string"}),
+    _query("attendeeName", {"type": "string"}),
+    _query("eventTypeId", {"type": "integer"}),
+    _query("eventTypeIds", {"type": "string"}, "Comma-separated ids."),
+    _query("teamId", {"type": "integer"}),
+    _query("teamsIds", {"type": "string"}, "Comma-separated ids."),
+    *(
+        _query(name, {"type": "string"}, "ISO 8601 date-time or date.")
+        for name in (
+            "afterStart",
+            "beforeEnd",
+            "afterCreatedAt",
+            "beforeCreatedAt",
+            "afterUpdatedAt",
+            "beforeUpdatedAt",
+        )
+    ),
+    *(_query(name, {"type": "string", "enum": ["asc", "desc"]}) for name in ("sortStart", "sortEnd", "sortCreated")),
+    *PAGE,
+    _query("limit", {"type": "integer", "minimum": 1, "maximum": 250}, "2026-05-01 only."),
+    _query("cursor", {"type": "string"}, "2026-05-01 only: pagination.nextCursor of the previous page."),
+]
+WEBHOOK_ID = _path("webhookId", {"type": "string", "format": "uuid"})
+EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
+SCHEDULE_ID = _path("scheduleId", {"type": "integer"})
+BOOKING_UID = _path("bookingUid", {"type": "string"})
+ONE_WEBHOOK = _answer(_success(_ref("Webhook")))
+WEBHOOK_LIST = _answer(_success({"type": "array", "items": _ref("Webhook")}))
+
+
+def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
+    errors = (404,) if parameters else ()
+    collection = {
+        "get": _operation(
+            f"{prefix}List", tag, "List webhooks", {"200": WEBHOOK_LIST}, parameters=[*parameters, *PAGE], errors=errors
+        ),
+        "post": _operation(
+            f"{prefix}Create",
+            tag,
+            "Create a webhook",
+            {"201": _answer(_success(_ref("Webhook")), "Created")},
+            parameters=parameters,
+            body=WEBHOOK_CREATE,
+            errors=(409, *errors),
+        ),
+    }
+    item = {
+        "get": _operation(
+            f"{prefix}Get",
+            tag,
+            "Get a webhook",
+            {"200": ONE_WEBHOOK},
+            parameters=[*parameters, WEBHOOK_ID],
+            errors=(404,),
+        ),
+        "patch": _operation(
+            f"{prefix}Update",
+            tag,
+            "Update a webhook",
+            {"200": ONE_WEBHOOK},
+            parameters=[*parameters, WEBHOOK_ID],
+            body=WEBHOOK_UPDATE,
+            errors=(404, 409),
+        ),
+        "delete": _operation(
+            f"{prefix}Delete",
+            tag,
+            "Delete a webhook",
+            {"200": ONE_WEBHOOK},
+            parameters=[*parameters, WEBHOOK_ID],
+            errors=(404,),
+        ),
+    }
+    return collection, item
+
+
+def build() -> dict:
+    user_webhooks, user_webhook = _webhook_operations("webhooks", [], "Webhooks")
+    event_type_webhooks, event_type_webhook = _webhook_operations(
+        "eventTypeWebhooks", [EVENT_TYPE_ID], "Event Types / Webhooks"
+    )
+    booking_list = {
+        "oneOf": [
+            _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("OffsetPagination")),
+            _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("CursorPagination")),
+            _success(LEGACY_BOOKINGS),
+        ]
+    }
+    event_types = {
+        "oneOf": [
+            _success({"type": "array", "items": _ref("EventType_2024_06_14")}),
+            _success(_ref("EventTypeGroups_2024_04_15")),
+        ]
+    }
+    one_booking = _answer(_success(_ref("Booking_2024_08_13")))
+    one_event_type = _answer(_success(_ref("EventType_2024_06_14")))
+    one_schedule = _answer(_success(_ref("Schedule_2024_06_11")))
+    slot_parameters = [
+        _query("eventTypeId", {"type": "integer", "minimum": 1}, required=True),
+        _query("start", {"type": "string"}, "ISO 8601 date or date-time.", required=True),
+        _query("end", {"type": "string"}, "ISO 8601 date (inclusive) or date-time.", required=True),
+        _query("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
+        _query("duration", {"type": "integer"}, "Must be the event type's length."),
+        _query("format", {"type": "string", "enum": ["time", "range"]}),
+    ]
+    paths = {
+        "/v2/me": {
+            "get": _operation("meGet", "Me", "The caller's profile", {"200": _answer(_success(_ref("Me")))}),
+            "patch": _operation(
+                "meUpdate", "Me", "Change the caller's profile", {"200": _answer(_success(_ref("Me")))}, body=ME_UPDATE
+            ),
+        },
+        "/v2/teams": {
+            "get": _operation(
+                "teamsList",
+                "Teams",
+                "Teams the caller is a member of",
+                {"200": _answer(_success({"type": "array", "items": TEAM}))},
+            )
+        },
+        "/v2/timezones": {
+            "get": _operation(
+                "timeZonesList",
+                "Timezones",
+                "IANA time zones",
+                {"200": _answer(_success({"type": "array", "items": TIME_ZONE}))},
+            )
+        },
+        "/v2/bookings/{bookingUid}/reschedule": {
+            "post": _operation(
+                "bookingsReschedule",
+                "Bookings",
+                "Move a booking (a new booking replaces it)",
+                {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
+                parameters=[BOOKING_UID],
+                body=BOOKING_RESCHEDULE,
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/confirm": {
+            "post": _operation(
+                "bookingsConfirm",
+                "Bookings",
+                "Accept a pending booking",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/decline": {
+            "post": _operation(
+                "bookingsDecline",
+                "Bookings",
+                "Reject a pending booking",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                body=BOOKING_DECLINE,
+                errors=(404, 409),
+            )
+        },
+        "/v2/webhooks": user_webhooks,
+        "/v2/webhooks/{webhookId}": user_webhook,
+        "/v2/event-types/{eventTypeId}": {
+            "get": _operation(
+                "eventTypesGet",
+                "Event Types",
+                "One event type",
+                {"200": one_event_type},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404,),
+            ),
+            "patch": _operation(
+                "eventTypesUpdate",
+                "Event Types",
+                "Change an event type",
+                {"200": one_event_type},
+                parameters=[EVENT_TYPE_ID],
+                body=EVENT_TYPE_UPDATE,
+                errors=(404, 409),
+            ),
+            "delete": _operation(
+                "eventTypesDelete",
+                "Event Types",
+                "Delete an event type",
+                {"200": _answer(_success(DELETED_EVENT_TYPE))},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404,),
+            ),
+        },
+        "/v2/schedules": {
+            "get": _operation(
+                "schedulesList",
+                "Schedules",
+                "The caller's schedules",
+                {"200": _answer(_success({"type": "array", "items": _ref("Schedule_2024_06_11")}))},
+            ),
+            "post": _operation(
+                "schedulesCreate",
+                "Schedules",
+                "Create a schedule",
+                {"201": _answer(_success(_ref("Schedule_2024_06_11")), "Created")},
+                body=SCHEDULE_CREATE,
+            ),
+        },
+        "/v2/schedules/default": {
+            "get": _operation(
+                "schedulesDefault",
+                "Schedules",
+                "The caller's default schedule (null if none)",
+                {"200": _answer(_success({**SCHEDULE, "nullable": True}))},
+            )
+        },
+        "/v2/schedules/{scheduleId}": {
+            "get": _operation(
+                "schedulesGet",
+                "Schedules",
+                "One schedule",
+                {"200": one_schedule},
+                parameters=[SCHEDULE_ID],
+                errors=(404,),
+            ),
+            "patch": _operation(
+                "schedulesUpdate",
+                "Schedules",
+                "Change a schedule (availability and overrides replace what was sent)",
+                {"200": one_schedule},
+                parameters=[SCHEDULE_ID],
+                body=SCHEDULE_UPDATE,
+                errors=(404,),
+            ),
+            "delete": _operation(
+                "schedulesDelete",
+                "Schedules",
+                "Delete a schedule",
+                {"200": _answer(_object({"status": {"type": "string", "enum": ["success"]}}))},
+                parameters=[SCHEDULE_ID],
+                errors=(404,),
+            ),
+        },
+        "/v2/event-types": {
+            "post": _operation(
+                "eventTypesCreate",
+                "Event Types",
+                "Create an event type",
+                {"201": _answer(_success(_ref("EventType_2024_06_14")), "Created")},
+                body=EVENT_TYPE_CREATE,
+                errors=(409,),
+            ),
+            "get": _operation(
+                "eventTypesList",
+                "Event Types",
+                "The caller's event types (shape by version)",
+                {"200": _answer(event_types)},
+            ),
+        },
+        "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
+        "/v2/event-types/{eventTypeId}/webhooks/{webhookId}": event_type_webhook,
+        "/v2/bookings": {
+            "get": _operation(
+                "bookingsList",
+                "Bookings",
+                "The caller's bookings",
+                {"200": _answer(booking_list)},
+                parameters=BOOKING_FILTERS,
+            ),
+            "post": _operation(
+                "bookingsCreate",
+                "Bookings",
+                "Book a slot",
+                {
+                    "201": _answer(
+                        {"oneOf": [_success(_ref("Booking_2024_08_13")), _success(_ref("Booking_2024_04_15"))]},
+                        "Created (2024-04-15: the v1 booking)",
+                    )
+                },
+                body={"oneOf": [BOOKING_CREATE, LEGACY_BOOKING_CREATE]},
+                errors=(404, 409),
+            ),
+        },
+        "/v2/bookings/{bookingUid}": {
+            "get": _operation(
+                "bookingsGet", "Bookings", "One booking", {"200": one_booking}, parameters=[BOOKING_UID], errors=(404,)
+            )
+        },
+        "/v2/bookings/{bookingUid}/cancel": {
+            "post": _operation(
+                "bookingsCancel",
+                "Bookings",
+                "Cancel a booking",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                body=BOOKING_CANCEL,
+                errors=(404, 409),
+            )
+        },
+        "/v2/slots": {
+            "get": _operation(
+                "slotsList",
+                "Slots",
+                "Free slots by day",
+                {"200": _answer(_success(_ref("Slots")))},
+                parameters=slot_parameters,
+                errors=(404,),
+            )
+        },
+    }
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": f"{settings.SERVICE_NAME} API v2 (Cal.com API v2 compatible)",
+            "version": settings.SERVICE_VERSION,
+            "description": (
+                "The part of Cal.com's API v2 that integrations call, over the same bookings, event types "
+                "and webhooks as /v1. Guide: [moving from Cal.com API v2](/docs/migrating-from-cal-v2.md)."
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}
+            },
+            "schemas": {
+                "Error": ERROR,
+                "Me": ME,
+                "Webhook": WEBHOOK,
+                "Booking_2024_08_13": BOOKING,
+                "Booking_2024_04_15": LEGACY_BOOKING,
+                "OffsetPagination": OFFSET_PAGINATION,
+                "CursorPagination": CURSOR_PAGINATION,
+                "EventType_2024_06_14": EVENT_TYPE,
+                "EventType_2024_04_15": LEGACY_EVENT_TYPE,
+                "EventTypeGroups_2024_04_15": EVENT_TYPE_GROUPS,
+                "Slots": SLOTS,
+                "Schedule_2024_06_11": SCHEDULE,
+            },
+        },
+    }
+
+
+@functools.cache
+def document() -> dict:
+    return build()
+
+
+def openapi_json(request):
+    return JsonResponse(document())

@@ -1,0 +1,23 @@
+"""The v2 replays reuse the webhook tests' real HTTP receiver on 127.0.0.1 and their real Celery
+worker."""
+
+import pytest  # noqa: E402
+from rest_framework.test import APIClient  # noqa: E402
+
+from calv2.tests import documented  # noqa: E402
+from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
+
+
+@pytest.fixture(autouse=True)
+def every_v2_answer_is_documented(monkeypatch):
+    """Each answer to a /v2/ request in these tests is checked against the v2 document."""
+    original = APIClient.generic
+
+    def generic(self, method, path, *args, **kwargs):
+        response = original(self, method, path, *args, **kwargs)
+        route = path.split("?", 1)[0]
+        if route.startswith("/v2/"):
+            documented.check(method, route, response)
+        return response
+
+    monkeypatch.setattr(APIClient, "generic", generic)

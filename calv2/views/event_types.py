@@ -1,0 +1,77 @@
+"""/v2/event-types and /v2/event-types/{id} over the event type services."""
+
+from rest_framework import status
+
+from calv2 import inputs, shapes
+from calv2.versions import (
+    V2024_04_15,
+    V2024_06_11,
+    V2024_06_14,
+    shape_for,
+)
+from calv2.views.base import V2View, v2_field_names
+from core.exceptions import NotFound
+from core.scopes import (
+    READ_EVENT_TYPE,
+    WRITE_EVENT_TYPE,
+)
+from scheduling.selectors.event_types import event_type_list
+from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
+
+EVENT_TYPE_SHAPES = {V2024_04_15: (V2024_04_15, V2024_06_11)}
+
+
+class EventTypesView(V2View):
+    scopes = {"GET": READ_EVENT_TYPE, "POST": WRITE_EVENT_TYPE}
+
+    def post(self, request):
+        data = _event_type_fields(self.body(inputs.EventTypeCreateInput))
+        with v2_field_names({"length": "lengthInMinutes"}):
+            event_type = event_type_create(user=request.user, **data)
+        event_type = event_type_list(user=request.user).get(pk=event_type.pk)
+        return self.success(shapes.event_type_2024_06_14(event_type), status_code=status.HTTP_201_CREATED)
+
+    def get(self, request):
+        event_types = list(event_type_list(user=request.user).order_by("id"))
+        if shape_for(self.version, EVENT_TYPE_SHAPES, V2024_06_14) == V2024_04_15:
+            return self.success(shapes.event_type_groups_2024_04_15(request.user, event_types))
+        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in event_types])
+
+
+def _event_type_fields(data) -> dict:
+    """v2's names → the event type service's (`lengthInMinutes` is the model's `length`)."""
+    return {("length" if name == "length_in_minutes" else name): value for name, value in data.items()}
+
+
+class EventTypeView(V2View):
+    """One event type in the 2024-06-14 shape; the writes go through the event type services,
+    which keep v1's rules (slug unique per owner, who may manage a team's)."""
+
+    scopes = {"GET": READ_EVENT_TYPE, "PATCH": WRITE_EVENT_TYPE, "DELETE": WRITE_EVENT_TYPE}
+
+    def visible(self, event_type_id: int):
+        event_type = event_type_list(user=self.request.user).filter(pk=event_type_id).first()
+        if event_type is None:
+            raise NotFound(f"Event type with id={event_type_id} not found.")
+        return event_type
+
+    def get(self, request, event_type_id):
+        return self.success(shapes.event_type_2024_06_14(self.visible(event_type_id)))
+
+    def patch(self, request, event_type_id):
+        event_type = self.visible(event_type_id)
+        data = _event_type_fields(self.body(inputs.EventTypeUpdateInput))
+        with v2_field_names({"length": "lengthInMinutes"}):
+            event_type = event_type_update(event_type=event_type, actor=request.user, **data)
+        return self.success(shapes.event_type_2024_06_14(self.visible(event_type.pk)))
+
+    def delete(self, request, event_type_id):
+        event_type = self.visible(event_type_id)
+        body = {
+            "id": event_type.pk,
+            "lengthInMinutes": event_type.length,
+            "title": event_type.title,
+            "slug": event_type.slug,
+        }
+        event_type_delete(event_type=event_type, actor=request.user)
+        return self.success(body)

@@ -1,0 +1,62 @@
+"""GET /v2/slots (the 2024-09-04 shape) over the slot selector."""
+
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from calv2 import shapes
+from calv2.views.base import V2View
+from core.exceptions import NotFound
+from core.limits import limit
+from core.query import Choice, Instant, Integer, QueryParameters, TimeZone
+from core.scopes import (
+    READ_BOOKING,
+)
+from scheduling.selectors.event_types import event_type_bookable
+from scheduling.selectors.slots import available_slots
+
+
+class SlotQuery(QueryParameters):
+    """Cal.com 2024-09-04's GET /v2/slots; `start` and `end` without an offset are in `timeZone`,
+    a date `end` includes that whole day."""
+
+    event_type_id = Integer(minimum=1, required=True)
+    time_zone = TimeZone(default="UTC")
+    start = Instant(zone_from="time_zone", required=True)
+    end = Instant(zone_from="time_zone", end=True, required=True)
+    duration = Integer(minimum=1, maximum=1440)
+    format = Choice(["time", "range"], default="time")
+
+
+class SlotsView(V2View):
+    scopes = {"GET": READ_BOOKING}
+
+    def get(self, request):
+        query = SlotQuery.parse(request)
+        start, end, time_zone = query["start"], query["end"], query["time_zone"]
+        if end <= start:
+            raise ValidationError({"end": ["Must be after start."]})
+        max_days = limit("SLOTS_MAX_DAYS")
+        if end - start > timedelta(days=max_days):
+            raise ValidationError({"end": [f"The range may span at most {max_days} days."]})
+        event_type = event_type_bookable(user=request.user, event_type_id=query["event_type_id"])
+        if event_type is None:
+            raise NotFound(f"Event type with id={query['event_type_id']} not found.")
+        if query["duration"] is not None and query["duration"] != event_type.length:
+            raise ValidationError({"duration": [f"This event type lasts {event_type.length} minutes."]})
+        grouped = available_slots(
+            event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+        )
+        length = timedelta(minutes=event_type.length)
+        data = {}
+        for day, slots in grouped.items():
+            items = []
+            for slot in slots:
+                slot_start = datetime.fromisoformat(slot["time"])
+                item = {"start": shapes.local_iso_ms(slot_start, time_zone)}
+                if query["format"] == "range":
+                    item["end"] = shapes.local_iso_ms(slot_start + length, time_zone)
+                items.append(item)
+            data[day] = items
+        return self.success(data)
