@@ -295,6 +295,17 @@ WEBHOOKS = {
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
 }
 
+# --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------
+
+IDEMPOTENCY = {
+    # How long a stored answer is replayed; beat purges older ones.
+    "RETENTION_SECONDS": env.int("IDEMPOTENCY_RETENTION_SECONDS", default=int(timedelta(hours=24).total_seconds())),
+    # Retry-After of the 409 idempotency_key_in_use.
+    "IN_USE_RETRY_AFTER_SECONDS": 1,
+    "PURGE_BATCH_SIZE": 1000,
+    "PURGE_INTERVAL_SECONDS": 600,
+}
+
 # Celery beat: the webhook sweeper re-enqueues due deliveries whose lease expired and fires due
 # MEETING_STARTED / MEETING_ENDED triggers. Run exactly one beat (`celery -A config beat`).
 CELERY_BEAT_SCHEDULE = {
@@ -302,6 +313,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.sweep",
         "schedule": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
+    "idempotency-purge": {
+        "task": "core.purge_idempotency_records",
+        "schedule": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"]),
+        "options": {"expires": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"])},
     },
 }
 
