@@ -293,6 +293,15 @@ WEBHOOKS = {
     # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
     # the sweeper.
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
+    # After an outage (docs/webhooks.md, "After an outage: recover or pull").
+    "DELIVERY_RETENTION_SECONDS": env.int(
+        "WEBHOOK_DELIVERY_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
+    ),
+    "RECOVER_MIN_INTERVAL_SECONDS": env.int("WEBHOOK_RECOVER_MIN_INTERVAL_SECONDS", default=10),
+    "RECOVER_MAX_DELIVERIES": env.int("WEBHOOK_RECOVER_MAX_DELIVERIES", default=10000),
+    "EVENTS_RETENTION_SECONDS": env.int(
+        "WEBHOOK_EVENTS_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
+    ),
 }
 
 # --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------

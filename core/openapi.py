@@ -216,7 +216,10 @@ class ResourceAutoSchema(AutoSchema):
         if action == "list":
             schema = self._envelope(
                 f"{base}List",
-                {plural: {"type": "array", "items": item}, "pagination": PAGINATION_SCHEMA},
+                {
+                    plural: {"type": "array", "items": item},
+                    "pagination": getattr(view.pagination_class, "schema", PAGINATION_SCHEMA),
+                },
                 [plural, "pagination"],
             )
             link = {"Link": {"schema": {"type": "string"}, "description": 'rel="next" / rel="prev" pages.'}}

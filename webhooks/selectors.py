@@ -1,10 +1,12 @@
 """Reads of webhooks and deliveries, with their visibility rule and their joins in one place, and
 the reads that decide which webhooks hear about an event."""
 
+from datetime import datetime
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from accounts.selectors import managed_team_ids
-from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
+from webhooks.models import PING_TRIGGER, DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
 
 
 def webhook_list(*, user, user_ids: list[int] | None = None) -> QuerySet[Webhook]:
@@ -33,9 +35,18 @@ def webhook_get(*, user, webhook_id) -> Webhook | None:
     return webhook_list(user=user).filter(pk=webhook_id).first()
 
 
-def delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[WebhookDelivery]:
+def delivery_list(
+    *,
+    webhook: Webhook,
+    status: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    before_id: int | None = None,
+) -> QuerySet[WebhookDelivery]:
     """Newest first: a delivery log is read from the top. With each delivery's attempts in the
-    order they were made, for the single-delivery answers (a list's rows do not read them)."""
+    order they were made, for the single-delivery answers (a list's rows do not read them).
+    `since`/`until` bound the event's time (`createdAt`, until excluded); `before_id` is the
+    cursor: only deliveries older than that one, so that pages do not shift as new ones arrive."""
     queryset = (
         WebhookDelivery.objects.filter(webhook=webhook)
         .prefetch_related(Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number")))
@@ -43,7 +54,57 @@ def delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[We
     )
     if status:
         queryset = queryset.filter(status=status)
+    if since is not None:
+        queryset = queryset.filter(event_created_at__gte=since)
+    if until is not None:
+        queryset = queryset.filter(event_created_at__lt=until)
+    if before_id is not None:
+        queryset = queryset.filter(id__lt=before_id)
     return queryset
+
+
+def event_feed(
+    *,
+    user,
+    horizon: int,
+    since: datetime,
+    after: tuple[int, int] | None = None,
+    types: list[str] | None = None,
+    webhook_id=None,
+) -> QuerySet[WebhookDelivery]:
+    """The outbox rows the caller may see (the deliveries of the webhooks `webhook_list` shows
+    them), in commit order: by the writing transaction's id, then by row id.
+
+    Only rows of transactions below `horizon` (`feed_horizon()`, read just before: every
+    transaction below it had ended) are returned, so a row committed late can never appear behind
+    a cursor already handed out: the feed waits for it instead (a long transaction holds the feed
+    back for as long as it runs). `after` is the (transaction id, row id) of the last row already
+    read. Test sends (PING) are not events."""
+    visible = webhook_list(user=user).values("pk")
+    queryset = WebhookDelivery.objects.filter(webhook_id__in=visible, event_created_at__gte=since).exclude(
+        trigger_event=PING_TRIGGER
+    )
+    queryset = queryset.filter(transaction_id__lt=horizon)
+    if after is not None:
+        transaction_id, row_id = after
+        queryset = queryset.filter(
+            Q(transaction_id__gt=transaction_id) | Q(transaction_id=transaction_id, id__gt=row_id)
+        )
+    if types:
+        queryset = queryset.filter(trigger_event__in=types)
+    if webhook_id is not None:
+        queryset = queryset.filter(webhook_id=webhook_id)
+    return queryset.order_by("transaction_id", "id")
+
+
+def feed_horizon() -> int:
+    """The id of the oldest transaction still running: every one below it has ended, so its rows
+    are visible to any later statement, or never will be (see `event_feed`)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+        return cursor.fetchone()[0]
 
 
 # --- who hears about an event -----------------------------------------------------------------
