@@ -97,13 +97,40 @@ def event_feed(
     return queryset.order_by("transaction_id", "id")
 
 
+# Transaction ids are shared by every database of a PostgreSQL cluster, so the cluster's oldest
+# running transaction (`pg_snapshot_xmin`) may belong to another database and hold the feed back
+# for as long as it runs. Only this database's transactions can write its outbox: the horizon is
+# the oldest running transaction of this database (pg_stat_activity's 32-bit `backend_xid`,
+# matched to the snapshot's 64-bit ids), else the snapshot's `xmax` (every id below it has
+# ended). Another role's sessions show their `backend_xid` only to a superuser or a member of
+# pg_read_all_stats; without either, the cluster-wide xmin is used (always safe, maybe slower).
+FEED_HORIZON_SQL = """
+WITH snapshot AS (SELECT pg_current_snapshot() AS value),
+this_database AS (
+    SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+    WHERE datname = current_database() AND backend_xid IS NOT NULL
+),
+sees_all AS (
+    SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER') AS value
+    FROM pg_roles WHERE rolname = current_user
+)
+SELECT CASE WHEN (SELECT value FROM sees_all) THEN
+    COALESCE(
+        (SELECT min(running::text::bigint) FROM snapshot, pg_snapshot_xip(snapshot.value) AS running
+         WHERE mod(running::text::bigint, 4294967296) IN (SELECT xid FROM this_database)),
+        (SELECT pg_snapshot_xmax(value)::text::bigint FROM snapshot)
+    )
+ELSE (SELECT pg_snapshot_xmin(value)::text::bigint FROM snapshot) END
+"""
+
+
 def feed_horizon() -> int:
-    """The id of the oldest transaction still running: every one below it has ended, so its rows
-    are visible to any later statement, or never will be (see `event_feed`)."""
+    """A transaction id below which every transaction that could write this database's outbox
+    has ended, so its rows are visible to any later statement or never will be (`event_feed`)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+        cursor.execute(FEED_HORIZON_SQL)
         return cursor.fetchone()[0]
 
 
