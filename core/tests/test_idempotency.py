@@ -314,6 +314,27 @@ def test_the_purge_deletes_expired_records_in_batches_and_keeps_the_rest(organiz
     assert sorted(IdempotencyRecord.objects.values_list("key", flat=True)) == ["k5", "k6"]
 
 
+@pytest.mark.django_db
+def test_beat_runs_the_purge(organizer, settings):
+    from core.tasks import purge_idempotency_records
+
+    schedule = settings.CELERY_BEAT_SCHEDULE["idempotency-purge"]
+    assert schedule["task"] == purge_idempotency_records.name
+    IdempotencyRecord.objects.create(
+        user=organizer,
+        key="gone",
+        method="POST",
+        path="/v1/bookings",
+        request_hash="0" * 64,
+        response_status=200,
+        response_body=b"{}",
+        created_at=timezone.now() - timedelta(days=2),
+        expires_at=timezone.now() - timedelta(days=1),
+    )
+    assert purge_idempotency_records.apply().get() == 1
+    assert not IdempotencyRecord.objects.exists()
+
+
 # --- concurrency -------------------------------------------------------------------------------
 
 
