@@ -318,6 +318,26 @@ WEBHOOKS = {
     # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
     # the sweeper.
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
+    # After an outage (docs/webhooks.md, "After an outage: recover or pull").
+    "DELIVERY_RETENTION_SECONDS": env.int(
+        "WEBHOOK_DELIVERY_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
+    ),
+    "RECOVER_MIN_INTERVAL_SECONDS": env.int("WEBHOOK_RECOVER_MIN_INTERVAL_SECONDS", default=10),
+    "RECOVER_MAX_DELIVERIES": env.int("WEBHOOK_RECOVER_MAX_DELIVERIES", default=10000),
+    "EVENTS_RETENTION_SECONDS": env.int(
+        "WEBHOOK_EVENTS_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
+    ),
+}
+
+# --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------
+
+IDEMPOTENCY = {
+    # How long a stored answer is replayed; beat purges older ones.
+    "RETENTION_SECONDS": env.int("IDEMPOTENCY_RETENTION_SECONDS", default=int(timedelta(hours=24).total_seconds())),
+    # Retry-After of the 409 idempotency_key_in_use.
+    "IN_USE_RETRY_AFTER_SECONDS": 1,
+    "PURGE_BATCH_SIZE": 1000,
+    "PURGE_INTERVAL_SECONDS": 600,
 }
 
 # Celery beat: the webhook sweeper re-enqueues due deliveries whose lease expired and fires due
@@ -327,6 +347,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.sweep",
         "schedule": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
+    "idempotency-purge": {
+        "task": "core.purge_idempotency_records",
+        "schedule": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"]),
+        "options": {"expires": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"])},
     },
 }
 

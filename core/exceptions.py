@@ -118,6 +118,8 @@ TITLES = {
     "uri_too_long": "URI too long",
     "request_header_fields_too_large": "Request header fields too large",
     "service_unavailable": "Service unavailable",
+    "idempotency_key_reused": "Idempotency key reused",
+    "idempotency_key_in_use": "Idempotency key in use",
 }
 
 
@@ -231,6 +233,8 @@ def problem_exception_handler(exc, context):
     else:
         code, detail = exc.default_code if hasattr(exc, "default_code") else "server_error", str(exc)
 
+    if getattr(exc, "retry_after", None) is not None:
+        response["Retry-After"] = str(exc.retry_after)
     if response.status_code == 401 and "WWW-Authenticate" not in response:
         response["WWW-Authenticate"] = REALM
     response.data = problem_body(request, response.status_code, code, detail, errors)

@@ -21,6 +21,8 @@ from drf_spectacular.plumbing import ResolvedComponent, build_parameter_type, fo
 from drf_spectacular.utils import OpenApiParameter
 
 from core.exceptions import TITLES
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import KEY_MAX_LENGTH, REPLAYED_HEADER, WRITE_METHODS, IdempotentWritesMixin
 from core.pagination import PAGINATION_SCHEMA
 from core.query import USER_IDS
 from core.viewsets import ResourceViewSet
@@ -52,11 +54,32 @@ ERROR_DESCRIPTIONS = {
     401: "not_authenticated or invalid_token (with WWW-Authenticate)",
     403: "insufficient_scope (with WWW-Authenticate naming the scope) or permission_denied",
     404: "not_found: the object (or one the body refers to) does not exist or the caller may not see it",
-    409: "conflict with the current state",
+    409: "conflict with the current state, or idempotency_key_in_use: a request with the same Idempotency-Key "
+    "is still running (retry after the Retry-After seconds)",
+    422: "idempotency_key_reused: this Idempotency-Key was used for another method, path or body",
     413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
     503: "service_unavailable: the database cannot be reached; retry after the Retry-After seconds",
+}
+
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    type={"type": "string", "minLength": 1, "maxLength": KEY_MAX_LENGTH, "pattern": "^[\\x20-\\x7E]+$"},
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "Makes a retry of this write safe (docs/api.md, Retrying writes safely): the first request with a key "
+        "runs and its answer is stored for 24 hours; a repeat with the same key, method, path and body gets that "
+        "answer again with `Idempotent-Replayed: true` and runs nothing. Scoped to the caller's user."
+    ),
+)
+
+REPLAYED_HEADERS = {
+    REPLAYED_HEADER: {
+        "schema": {"type": "string", "enum": ["true"]},
+        "description": "Present when this is the stored answer of an earlier request with the same Idempotency-Key.",
+    }
 }
 
 RATE_LIMIT_HEADERS = {
@@ -147,6 +170,9 @@ class ResourceAutoSchema(AutoSchema):
                 parameters.extend(super()._resolve_path_parameters([variable]))
         return parameters
 
+    def _takes_idempotency_key(self) -> bool:
+        return self.method in WRITE_METHODS and isinstance(self.view, IdempotentWritesMixin)
+
     def get_override_parameters(self):
         """A list's query parameters come from their one declaration (core.query): the view's
         `list_filters`, and `userId` of the lists that take it (`filters_by_user`)."""
@@ -155,6 +181,8 @@ class ResourceAutoSchema(AutoSchema):
             parameters = [*parameters, *self.view.list_filters.openapi_parameters()]
             if self.view.filters_by_user:
                 parameters = [*parameters, USER_IDS.openapi_parameter("userId")]
+        if self._takes_idempotency_key():
+            parameters = [*parameters, IDEMPOTENCY_PARAMETER]
         return parameters
 
     # --- responses -----------------------------------------------------------------------------
@@ -216,7 +244,10 @@ class ResourceAutoSchema(AutoSchema):
         if action == "list":
             schema = self._envelope(
                 f"{base}List",
-                {plural: {"type": "array", "items": item}, "pagination": PAGINATION_SCHEMA},
+                {
+                    plural: {"type": "array", "items": item},
+                    "pagination": getattr(view.pagination_class, "schema", PAGINATION_SCHEMA),
+                },
                 [plural, "pagination"],
             )
             link = {"Link": {"schema": {"type": "string"}, "description": 'rel="next" / rel="prev" pages.'}}
@@ -239,8 +270,10 @@ class ResourceAutoSchema(AutoSchema):
         refers = getattr(self.view, "query_refers_to_objects", False)
         if has_path_id or self.method in ("POST", "PUT", "PATCH") or refers:
             statuses.append(404)
-        if action in getattr(self.view, "conflict_actions", ()):
+        if action in getattr(self.view, "conflict_actions", ()) or self._takes_idempotency_key():
             statuses.append(409)
+        if self._takes_idempotency_key():
+            statuses.append(422)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
         statuses.append(503)  # any operation, while PostgreSQL is unreachable (docs/operations.md)
@@ -295,7 +328,16 @@ class ResourceAutoSchema(AutoSchema):
                 response["headers"] = {"Retry-After": {"schema": {"type": "integer"}}}
             if status_code in (401, 403):
                 response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
+            if status_code == 409 and self._takes_idempotency_key():
+                response["headers"] = {
+                    "Retry-After": {"schema": {"type": "integer"}, "description": "On idempotency_key_in_use."}
+                }
             responses.setdefault(str(status_code), response)
+        if self._takes_idempotency_key():
+            # Stored answers (successes and 4xx) come back with the header when replayed.
+            for status_code, response in responses.items():
+                if int(status_code) < 500:
+                    response["headers"] = {**response.get("headers", {}), **REPLAYED_HEADERS}
         return responses
 
 

@@ -30,6 +30,7 @@ How to build a resource on it::
     urlpatterns = router.urls
 
 What the base gives you:
+- `Idempotency-Key` on every POST, PATCH and DELETE (core.idempotency): a retried write runs once;
 - authentication (`CredentialAuthentication`) and `HasScope` with the view's `scopes` per method;
   the rate limit is counted before the scope check, so every authenticated response has the
   `RateLimit-*` headers;
@@ -57,6 +58,7 @@ from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
+from core.idempotency import IdempotentWritesMixin
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
 from core.readpath import read_rows
@@ -90,13 +92,13 @@ class RateLimitFirstMixin:
         super().check_permissions(request)
 
 
-class ResourceAPIView(RateLimitFirstMixin, APIView):
+class ResourceAPIView(IdempotentWritesMixin, RateLimitFirstMixin, APIView):
     """For endpoints that are not a collection (`/me`): same auth, scopes and rate limit."""
 
     scopes: dict[str, str] = {}
 
 
-class ResourceViewSet(RateLimitFirstMixin, GenericViewSet):
+class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet):
     scopes: dict[str, str] = {}
     envelope_singular: str = ""
     envelope_plural: str = ""

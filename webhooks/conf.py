@@ -25,6 +25,14 @@ DEFAULTS = {
     # A kept-alive connection to a subscriber is reused only if it was used this recently (below
     # the idle timeout of common servers), so a receiver closing it cannot race the next request.
     "KEEPALIVE_IDLE_SECONDS": 2.0,
+    # How far back `POST /webhooks/{id}/recover` and the delivery log's `since` may reach.
+    "DELIVERY_RETENTION_SECONDS": int(timedelta(days=30).total_seconds()),
+    # One recover call per webhook in this many seconds (429 with Retry-After otherwise).
+    "RECOVER_MIN_INTERVAL_SECONDS": 10,
+    # At most this many deliveries queued again by one recover call; the answer says how many remain.
+    "RECOVER_MAX_DELIVERIES": 10000,
+    # How far back GET /v1/events reads the outbox.
+    "EVENTS_RETENTION_SECONDS": int(timedelta(days=30).total_seconds()),
     # Dotted path of `resolve(host, port) -> list[str]`; tests point it at a fake resolver.
     "RESOLVER": "webhooks.ssrf.system_resolve",
 }

@@ -135,6 +135,14 @@ class DeliveryStatus(models.TextChoices):
 OPEN_DELIVERY_STATUSES = (DeliveryStatus.PENDING, DeliveryStatus.DELIVERING)
 
 
+class CurrentTransactionId(models.Func):
+    """The id of the writing transaction (`pg_current_xact_id()`, as a bigint), as a column default:
+    the event feed (GET /v1/events) reads the outbox in commit order through it."""
+
+    template = "(pg_current_xact_id()::text::bigint)"
+    output_field = models.BigIntegerField()
+
+
 class WebhookDelivery(models.Model):
     """One event for one webhook (the outbox row), written in the transaction that caused it.
 
@@ -157,6 +165,8 @@ class WebhookDelivery(models.Model):
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by PostgreSQL on insert; see webhooks.events for how it orders the feed.
+    transaction_id = models.BigIntegerField(db_default=CurrentTransactionId(), editable=False)
 
     class Meta:
         ordering = ["id"]
@@ -171,6 +181,8 @@ class WebhookDelivery(models.Model):
                 name="delivery_open_due",
             ),
             models.Index(fields=["webhook", "status"], name="delivery_webhook_status"),
+            models.Index(fields=["webhook", "event_created_at"], name="delivery_webhook_created"),
+            models.Index(fields=["transaction_id", "id"], name="delivery_commit_order"),
         ]
 
     def __str__(self):

@@ -1,10 +1,12 @@
 """Reads of webhooks and deliveries, with their visibility rule and their joins in one place, and
 the reads that decide which webhooks hear about an event."""
 
+from datetime import datetime
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from accounts.selectors import managed_team_ids
-from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
+from webhooks.models import PING_TRIGGER, DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
 
 
 def webhook_list(*, user, user_ids: list[int] | None = None) -> QuerySet[Webhook]:
@@ -33,9 +35,18 @@ def webhook_get(*, user, webhook_id) -> Webhook | None:
     return webhook_list(user=user).filter(pk=webhook_id).first()
 
 
-def delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[WebhookDelivery]:
+def delivery_list(
+    *,
+    webhook: Webhook,
+    status: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    before_id: int | None = None,
+) -> QuerySet[WebhookDelivery]:
     """Newest first: a delivery log is read from the top. With each delivery's attempts in the
-    order they were made, for the single-delivery answers (a list's rows do not read them)."""
+    order they were made, for the single-delivery answers (a list's rows do not read them).
+    `since`/`until` bound the event's time (`createdAt`, until excluded); `before_id` is the
+    cursor: only deliveries older than that one, so that pages do not shift as new ones arrive."""
     queryset = (
         WebhookDelivery.objects.filter(webhook=webhook)
         .prefetch_related(Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number")))
@@ -43,7 +54,84 @@ def delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[We
     )
     if status:
         queryset = queryset.filter(status=status)
+    if since is not None:
+        queryset = queryset.filter(event_created_at__gte=since)
+    if until is not None:
+        queryset = queryset.filter(event_created_at__lt=until)
+    if before_id is not None:
+        queryset = queryset.filter(id__lt=before_id)
     return queryset
+
+
+def event_feed(
+    *,
+    user,
+    horizon: int,
+    since: datetime,
+    after: tuple[int, int] | None = None,
+    types: list[str] | None = None,
+    webhook_id=None,
+) -> QuerySet[WebhookDelivery]:
+    """The outbox rows the caller may see (the deliveries of the webhooks `webhook_list` shows
+    them), in commit order: by the writing transaction's id, then by row id.
+
+    Only rows of transactions below `horizon` (`feed_horizon()`, read just before: every
+    transaction below it had ended) are returned, so a row committed late can never appear behind
+    a cursor already handed out: the feed waits for it instead (a long transaction holds the feed
+    back for as long as it runs). `after` is the (transaction id, row id) of the last row already
+    read. Test sends (PING) are not events."""
+    visible = webhook_list(user=user).values("pk")
+    queryset = WebhookDelivery.objects.filter(webhook_id__in=visible, event_created_at__gte=since).exclude(
+        trigger_event=PING_TRIGGER
+    )
+    queryset = queryset.filter(transaction_id__lt=horizon)
+    if after is not None:
+        transaction_id, row_id = after
+        queryset = queryset.filter(
+            Q(transaction_id__gt=transaction_id) | Q(transaction_id=transaction_id, id__gt=row_id)
+        )
+    if types:
+        queryset = queryset.filter(trigger_event__in=types)
+    if webhook_id is not None:
+        queryset = queryset.filter(webhook_id=webhook_id)
+    return queryset.order_by("transaction_id", "id")
+
+
+# Transaction ids are shared by every database of a PostgreSQL cluster, so the cluster's oldest
+# running transaction (`pg_snapshot_xmin`) may belong to another database and hold the feed back
+# for as long as it runs. Only this database's transactions can write its outbox: the horizon is
+# the oldest running transaction of this database (pg_stat_activity's 32-bit `backend_xid`,
+# matched to the snapshot's 64-bit ids), else the snapshot's `xmax` (every id below it has
+# ended). Another role's sessions show their `backend_xid` only to a superuser or a member of
+# pg_read_all_stats; without either, the cluster-wide xmin is used (always safe, maybe slower).
+FEED_HORIZON_SQL = """
+WITH snapshot AS (SELECT pg_current_snapshot() AS value),
+this_database AS (
+    SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+    WHERE datname = current_database() AND backend_xid IS NOT NULL
+),
+sees_all AS (
+    SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER') AS value
+    FROM pg_roles WHERE rolname = current_user
+)
+SELECT CASE WHEN (SELECT value FROM sees_all) THEN
+    COALESCE(
+        (SELECT min(running::text::bigint) FROM snapshot, pg_snapshot_xip(snapshot.value) AS running
+         WHERE mod(running::text::bigint, 4294967296) IN (SELECT xid FROM this_database)),
+        (SELECT pg_snapshot_xmax(value)::text::bigint FROM snapshot)
+    )
+ELSE (SELECT pg_snapshot_xmin(value)::text::bigint FROM snapshot) END
+"""
+
+
+def feed_horizon() -> int:
+    """A transaction id below which every transaction that could write this database's outbox
+    has ended, so its rows are visible to any later statement or never will be (`event_feed`)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(FEED_HORIZON_SQL)
+        return cursor.fetchone()[0]
 
 
 # --- who hears about an event -----------------------------------------------------------------

@@ -155,6 +155,16 @@ class WebhookUpdateSerializer(ApiSerializer):
     secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
 
 
+class RecoverSerializer(ApiSerializer):
+    """`POST /webhooks/{id}/recover`: the deliveries whose event happened in [since, until)."""
+
+    since = serializers.DateTimeField(help_text="RFC 3339; at most DELIVERY_RETENTION_SECONDS (30 days) ago.")
+    until = serializers.DateTimeField(required=False, allow_null=True, default=None, help_text="RFC 3339; excluded.")
+    status = serializers.ChoiceField(
+        choices=["failed", "succeeded", "cancelled"], required=False, default="failed", help_text="Default: failed."
+    )
+
+
 class EmptyBodySerializer(ApiSerializer):
     """For POST actions that take no body: any key is an unknown field."""
 
@@ -217,3 +227,26 @@ class DeliverySerializer(ApiSerializer):
 
 class DeliveryDetailSerializer(DeliverySerializer):
     attempts = DeliveryAttemptSerializer(source="attempt_log", many=True, read_only=True)
+
+
+class EventSerializer(ApiSerializer):
+    """One event of the feed (GET /v1/events): what the webhook carried, with where it went."""
+
+    id = serializers.IntegerField(read_only=True, help_text="The delivery's id (see webhooks' delivery log).")
+    webhook_id = serializers.UUIDField(read_only=True)
+    message_id = serializers.CharField(read_only=True, help_text="The Standard Webhooks `webhook-id` it had.")
+    trigger_event = serializers.CharField(read_only=True)
+    created_at = serializers.SerializerMethodField()
+    payload = serializers.JSONField(read_only=True)
+
+    @reads("event_created_at")
+    def get_created_at(self, delivery) -> str:
+        return iso_utc(delivery.event_created_at)
+
+
+class EventFeedSerializer(ApiSerializer):
+    events = EventSerializer(many=True, read_only=True)
+    next_cursor = serializers.CharField(
+        read_only=True, help_text="Pass as `cursor` next time; always present, also when `events` is empty."
+    )
+    has_more = serializers.BooleanField(read_only=True, help_text="More events are ready now: call again at once.")

@@ -1,6 +1,6 @@
 """Every write to webhooks and their deliveries: the API, the admin and the tasks all come here."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from accounts.models import Membership, Team
 from accounts.selectors import managed_team_ids
+from core.datetimes import iso_utc
 from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
 from webhooks.delivery import attempt_delivery
@@ -275,6 +276,64 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
     delivery_id = delivery.pk
     transaction.on_commit(lambda: enqueue_deliveries([delivery_id]))
     return delivery
+
+
+RECOVERABLE_STATUSES = (DeliveryStatus.FAILED, DeliveryStatus.SUCCEEDED, DeliveryStatus.CANCELLED)
+
+
+def recover_window_start() -> datetime:
+    """The oldest event time a recover (or the delivery log's `since`) may name."""
+    return timezone.now() - timedelta(seconds=webhook_setting("DELIVERY_RETENTION_SECONDS"))
+
+
+@transaction.atomic
+def deliveries_recover(
+    *, webhook: Webhook, since: datetime, until: datetime | None = None, status: str = DeliveryStatus.FAILED
+) -> dict:
+    """Queue again every delivery of `webhook` in `status` whose event happened in [since, until),
+    oldest first, as a redelivery does: same `webhook-id`, the retry schedule from its start.
+
+    Idempotent: queued deliveries are `pending`, so a second call while they wait finds nothing
+    new to queue. Rows being changed by someone else right now are skipped (`SKIP LOCKED`) rather
+    than waited for; they are in an open state anyway. At most RECOVER_MAX_DELIVERIES per call:
+    `remaining` says how many more a next call would queue."""
+    if not webhook.active:
+        raise Conflict("The webhook is inactive; activate it before recovering its deliveries.")
+    if status not in RECOVERABLE_STATUSES:
+        raise ValidationError({"status": [f"Must be one of {', '.join(RECOVERABLE_STATUSES)}."]})
+    oldest = recover_window_start()
+    if since < oldest:
+        raise ValidationError(
+            {
+                "since": [
+                    f"Deliveries are kept for {webhook_setting('DELIVERY_RETENTION_SECONDS')} seconds: "
+                    f"since must be {iso_utc(oldest)} or later."
+                ]
+            }
+        )
+    if until is not None and until <= since:
+        raise ValidationError({"until": ["Must be later than since."]})
+    matching = WebhookDelivery.objects.filter(webhook=webhook, status=status, event_created_at__gte=since).exclude(
+        trigger_event=PING_TRIGGER
+    )
+    if until is not None:
+        matching = matching.filter(event_created_at__lt=until)
+    limit = webhook_setting("RECOVER_MAX_DELIVERIES")
+    delivery_ids = list(
+        matching.order_by("id").select_for_update(skip_locked=True).values_list("id", flat=True)[: limit + 1]
+    )
+    more = len(delivery_ids) > limit
+    delivery_ids = delivery_ids[:limit]
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk__in=delivery_ids).update(
+        status=DeliveryStatus.PENDING,
+        retry_index=0,
+        next_attempt_at=now,
+        lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS")),
+    )
+    if delivery_ids:
+        transaction.on_commit(lambda: enqueue_deliveries(delivery_ids))
+    return {"queued": len(delivery_ids), "remaining": matching.count() if more else 0}
 
 
 def webhook_send_test(*, webhook: Webhook) -> DeliveryAttempt:

@@ -1,4 +1,7 @@
+from django.urls import path
+
 from core.viewsets import ResourceRouter
+from webhooks.feed import EventFeedView
 from webhooks.views import (
     UUID_PATTERN,
     HookAliasDeliveryViewSet,
@@ -15,4 +18,4 @@ router.register(
 router.register("hooks", HookAliasViewSet, basename="hook")
 router.register(rf"hooks/(?P<webhook_id>{UUID_PATTERN})/deliveries", HookAliasDeliveryViewSet, basename="hook-delivery")
 
-urlpatterns = router.urls
+urlpatterns = [path("events", EventFeedView.as_view(), name="event-feed"), *router.urls]

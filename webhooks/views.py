@@ -2,12 +2,13 @@
 same set of endpoints under the older name (docs/webhooks.md)."""
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.query import Choice, QueryParameters
+from core.pagination import PAGINATION_SCHEMA, PagePagination
+from core.query import Choice, Instant, QueryParameters, Text
 from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
     CreateModelMixin,
@@ -17,18 +18,22 @@ from core.viewsets import (
     RetrieveModelMixin,
     UpdateModelMixin,
 )
+from webhooks.cursors import decode_delivery_cursor, encode_delivery_cursor
 from webhooks.models import DeliveryStatus
+from webhooks.recovery import check_recover_rate
 from webhooks.selectors import delivery_list, webhook_get, webhook_list
 from webhooks.serializers import (
     DeliveryAttemptSerializer,
     DeliveryDetailSerializer,
     DeliverySerializer,
     EmptyBodySerializer,
+    RecoverSerializer,
     WebhookCreateSerializer,
     WebhookSerializer,
     WebhookUpdateSerializer,
 )
 from webhooks.services import (
+    deliveries_recover,
     delivery_redeliver,
     webhook_create,
     webhook_delete,
@@ -43,6 +48,16 @@ SCOPES = {"GET": READ_WEBHOOK, "POST": WRITE_WEBHOOK, "PATCH": WRITE_WEBHOOK, "D
 
 WEBHOOK_ENVELOPE = inline_serializer("WebhookSecretEnvelope", {"webhook": WebhookSerializer()})
 DELIVERY_ENVELOPE = inline_serializer("DeliveryDetailEnvelope", {"delivery": DeliveryDetailSerializer()})
+RECOVER_RESULT = inline_serializer(
+    "WebhookRecoverResult",
+    {
+        "queued": serializers.IntegerField(help_text="Deliveries queued again by this call."),
+        "remaining": serializers.IntegerField(
+            help_text="Matching deliveries beyond this call's limit (RECOVER_MAX_DELIVERIES): call again."
+        ),
+        "message": serializers.CharField(),
+    },
+)
 TEST_RESULT = inline_serializer(
     "WebhookTestResult", {"attempt": DeliveryAttemptSerializer(), "delivery": DeliveryDetailSerializer()}
 )
@@ -65,7 +80,7 @@ class WebhookViewSet(
     update_serializer_class = WebhookUpdateSerializer
     lookup_value_regex = UUID_PATTERN
     lookup_schema = {"type": "string", "format": "uuid"}
-    conflict_actions = ("create", "partial_update")
+    conflict_actions = ("create", "partial_update", "recover")
 
     def get_queryset(self):
         user_ids = self.requested_user_ids() if self.action == "list" else None
@@ -112,9 +127,60 @@ class WebhookViewSet(
         webhook = self.reload(webhook_rotate_secret(webhook=webhook))
         return Response({self.envelope_singular: self.get_output_serializer(webhook).data})
 
+    @extend_schema(request=RecoverSerializer, responses={202: RECOVER_RESULT})
+    @action(detail=True, methods=["post"], url_path="recover")
+    def recover(self, request, *args, **kwargs):
+        """Queue again every delivery in `status` (default `failed`) whose event happened in
+        [`since`, `until`), each with its original `webhook-id`. Idempotent: a second call while
+        they are pending queues nothing new. One call per webhook every
+        RECOVER_MIN_INTERVAL_SECONDS (10 s), else a 429 with Retry-After; `since` may reach back
+        DELIVERY_RETENTION_SECONDS (30 days)."""
+        webhook = self.get_object()
+        serializer = RecoverSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        check_recover_rate(webhook)
+        result = deliveries_recover(webhook=webhook, **serializer.validated_data)
+        message = f"{result['queued']} deliveries queued again."
+        return Response({**result, "message": message}, status=status.HTTP_202_ACCEPTED)
+
 
 class DeliveryFilters(QueryParameters):
     status = Choice(DeliveryStatus.values, description="Only deliveries in this status.")
+    since = Instant(description="Only events at or after this time (RFC 3339; a date is its start in UTC).")
+    until = Instant(description="Only events before this time (RFC 3339).")
+    cursor = Text(
+        description=(
+            "`pagination.nextCursor` of the previous page: the deliveries older than its last one. Unlike `page`, "
+            "it does not shift while new deliveries arrive."
+        )
+    )
+
+
+class DeliveryPagination(PagePagination):
+    """Pages, plus `nextCursor`: the stable way to walk the log while it grows at the top."""
+
+    schema = {
+        **PAGINATION_SCHEMA,
+        "required": [*PAGINATION_SCHEMA["required"], "nextCursor"],
+        "properties": {
+            **PAGINATION_SCHEMA["properties"],
+            "nextCursor": {
+                "type": "string",
+                "nullable": True,
+                "description": "Pass as `cursor` for the next (older) page; null on the last page.",
+            },
+        },
+    }
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self.rows = super().paginate_queryset(queryset, request, view)
+        return self.rows
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        last = self.rows[-1] if self.rows and self.has_next_page else None
+        response.data["pagination"]["nextCursor"] = encode_delivery_cursor(last.id) if last is not None else None
+        return response
 
 
 class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
@@ -128,6 +194,7 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     conflict_actions = ("redeliver",)
     list_filters = DeliveryFilters
     filters_by_user = False  # the log of one webhook, found by its id
+    pagination_class = DeliveryPagination
 
     def get_webhook(self):
         if not hasattr(self, "_webhook"):
@@ -140,7 +207,10 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
     def get_queryset(self):
         webhook = self.get_webhook()
         if self.action == "list":
-            return delivery_list(webhook=webhook, **self.list_filters.parse(self.request))
+            filters = self.list_filters.parse(self.request)
+            cursor = filters.pop("cursor")
+            before_id = decode_delivery_cursor(cursor) if cursor is not None else None
+            return delivery_list(webhook=webhook, before_id=before_id, **filters)
         return delivery_list(webhook=webhook)
 
     def get_output_serializer_class(self):
