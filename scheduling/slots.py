@@ -167,6 +167,43 @@ def free_slots(request: SlotRequest) -> list[datetime]:
     return slots
 
 
+def free_slots_on_days(request: SlotRequest, days: Iterable[date]) -> set[datetime]:
+    """The starts `free_slots` offers whose local date (in the schedule's zone) is one of `days`,
+    ignoring `range_start`/`range_end`: what a recurring series needs, its occurrences being weeks,
+    months or years apart. Windows are built for those days and their neighbours only, so the cost
+    follows the number of days asked, not the span they cover."""
+    zone = ZoneInfo(request.time_zone)
+    wanted = set(days)
+    if not wanted:
+        return set()
+    overrides_by_date: dict[date, list[DateOverride]] = {}
+    for override in request.overrides:
+        overrides_by_date.setdefault(override.date, []).append(override)
+    built = sorted({day + timedelta(days=shift) for day in wanted for shift in (-1, 0, 1)})
+    windows = []
+    for day in built:
+        windows.extend(_windows_for_day(day, request.weekly_rules, overrides_by_date.get(day, []), zone))
+    length = timedelta(minutes=request.length)
+    step = timedelta(minutes=request.interval or request.length)
+    before = timedelta(minutes=request.before_buffer)
+    after = timedelta(minutes=request.after_buffer)
+    earliest = request.now + timedelta(minutes=request.minimum_notice)
+    busy = _merge(list(request.busy))
+    busy_ends = [end for _, end in busy]
+    slots = set()
+    for window_start, window_end in _merge(windows):
+        start = window_start
+        while start + length <= window_end:
+            if (
+                start >= earliest
+                and start.astimezone(zone).date() in wanted
+                and not _overlaps_busy(start - before, start + length + after, busy, busy_ends)
+            ):
+                slots.add(start)
+            start += step
+    return slots
+
+
 def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, datetime]], busy_ends) -> bool:
     # `busy` is merged, hence sorted and disjoint: only the first period ending after `start` can overlap.
     index = bisect_right(busy_ends, start)

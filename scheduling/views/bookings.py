@@ -39,6 +39,7 @@ from scheduling.services.bookings import (
     booking_reschedule,
     booking_reschedule_as_new,
 )
+from scheduling.services.recurring import book_recurring, booking_cancel_series
 
 BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
 
@@ -69,8 +70,14 @@ CANCEL_SCHEMA = extend_schema(
     responses=BookingCancelledSerializer,
     parameters=[
         OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
-        OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
-        OpenApiParameter("cancelSubsequentBookings", bool, description="Accepted; no effect (no recurring series)."),
+        OpenApiParameter(
+            "allRemainingBookings",
+            bool,
+            description="Also cancel every occurrence of the booking's recurring series that has not started.",
+        ),
+        OpenApiParameter(
+            "cancelSubsequentBookings", bool, description="Also cancel every later occurrence of its recurring series."
+        ),
     ],
 )
 
@@ -139,6 +146,9 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
         if event_type is None:
             raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
+        series = book_recurring(event_type=event_type, data=data, rescheduling=reschedule is not None)
+        if series is not None:
+            return series
         return booking_create(
             event_type=event_type,
             attendee_name=data.pop("name"),
@@ -194,7 +204,17 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         serializer = BookingCancelSerializer(data={**query, **body} if isinstance(body, Mapping) else body)
         serializer.is_valid(raise_exception=True)
         reason = serializer.validated_data.get("cancellation_reason", "")
-        booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
+        all_remaining = serializer.validated_data.get("all_remaining_bookings", False)
+        subsequent = serializer.validated_data.get("cancel_subsequent_bookings", False)
+        if all_remaining or subsequent:
+            booking = booking_cancel_series(
+                booking=instance,
+                subsequent_only=not all_remaining,
+                cancellation_reason=reason,
+                cancelled_by=request.user.email,
+            )[0]
+        else:
+            booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
         booking = self.reload(booking)
         return Response(
             {
