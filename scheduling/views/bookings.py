@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, query_bool, single
+from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text, query_bool, single
 from core.scopes import READ_BOOKING, WRITE_BOOKING
 from core.viewsets import (
     CreateModelMixin,
@@ -60,6 +60,7 @@ class BookingFilters(QueryParameters):
     before_end_time = Instant(end=True, description="Bookings ending at or before (ISO 8601).")
     date_to = Instant(description="Cal.com v1: bookings ending at or before (ISO 8601; a date is its midnight UTC).")
     attendee_email = ListOf(Email(), description="Bookings with an attendee of this address.")
+    recurring_event_id = Text(description="The occurrences of this recurring series.")
     order = Choice(["asc", "desc"], default="asc", description="With `sortBy`.")
     sort_by = Choice({"createdAt": "created_at", "updatedAt": "updated_at"}, description="Cal.com v1; default: by id.")
 
@@ -112,6 +113,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             "after_start_time": max((start for start in starts if start is not None), default=None),
             "before_end_time": min((end for end in ends if end is not None), default=None),
             "attendee_emails": tuple(filters["attendee_email"]),
+            "recurring_event_id": filters["recurring_event_id"],
             "order_by": self._v1_order(filters["sort_by"], filters["order"]),
         }
 
