@@ -147,7 +147,7 @@ def available_slots(
         series_request = slot_request_for(
             event_type=event_type,
             range_start=range_start,
-            range_end=series_span_end(slots[-1], request.time_zone, recurrence, count),
+            range_end=series_span_end(slots, request.time_zone, recurrence, count),
             now=now,
         )
         slots = series_free_starts(series_request, slots, recurrence, count)
