@@ -87,44 +87,76 @@ def occurrence_starts(first_start: datetime, time_zone: str, recurrence: Recurre
     return [first_start] + [wall_to_instant(day, wall, zone, as_end=False) for day in dates[1:]]
 
 
-def series_span_end(candidates: list[datetime], time_zone: str, recurrence: Recurrence, count: int) -> datetime:
-    """An instant after the last occurrence of every series starting at one of `candidates`."""
+def _single_offset(day: date, zone: ZoneInfo) -> timedelta | None:
+    """The zone's UTC offset on `day` when it is the same all day (no DST change that day), else None."""
+    midnight, next_midnight = datetime.combine(day, time(0)), datetime.combine(day + timedelta(days=1), time(0))
+    offsets = {
+        zone.utcoffset(midnight),
+        zone.utcoffset(midnight.replace(fold=1)),
+        zone.utcoffset(next_midnight),
+        zone.utcoffset(next_midnight.replace(fold=1)),
+    }
+    return offsets.pop() if len(offsets) == 1 else None
+
+
+@dataclass(frozen=True)
+class SeriesPlan:
+    """The series of each candidate start: its local wall time and the dates of its later
+    occurrences; `days`, every such date; `span_end`, an instant after the last of them (the
+    availability and bookings to load reach that far)."""
+
+    time_zone: str
+    series: list[tuple[datetime, time, list[date]]]
+    days: frozenset[date]
+    span_end: datetime | None
+
+
+def plan_series(candidates: list[datetime], time_zone: str, recurrence: Recurrence, count: int) -> SeriesPlan:
     zone = ZoneInfo(time_zone)
-    first_days = {candidate.astimezone(zone).date() for candidate in candidates}
-    last_day = max(occurrence_dates(day, recurrence, count)[-1] for day in first_days)
-    return wall_to_instant(last_day + timedelta(days=2), time(0), zone, as_end=False)
-
-
-def series_free_starts(
-    request: SlotRequest, candidates: list[datetime], recurrence: Recurrence, count: int
-) -> list[datetime]:
-    """The `candidates` (free starts, in order) whose next `count - 1` occurrences are free too.
-    `request` must hold the host's availability and bookings up to `series_span_end`.
-
-    Each occurrence is compared as a local wall time with the free slots of its day, computed
-    once per day however many candidates reach it; only a wall time that a DST change makes
-    missing or double is turned into its instant by the gap/fold rule."""
-    zone = ZoneInfo(request.time_zone)
     dates_by_day: dict[date, list[date]] = {}
-    plans = []
+    series = []
     for start in candidates:
         local = start.astimezone(zone)
         day = local.date()
         if day not in dates_by_day:
             dates_by_day[day] = occurrence_dates(day, recurrence, count)[1:]
         if len(dates_by_day[day]) == count - 1:
-            plans.append((start, local.time().replace(tzinfo=None, fold=0), dates_by_day[day]))
-    needed = {day for dates in dates_by_day.values() for day in dates}
-    offered = free_slots_on_days(request, needed)
-    offered_walls = {instant.astimezone(zone).replace(tzinfo=None, fold=0) for instant in offered}
+            wall = local.time()  # naive; it keeps the fold of a repeated hour, which is dropped
+            series.append((start, wall.replace(fold=0) if wall.fold else wall, dates_by_day[day]))
+    days = frozenset(day for dates in dates_by_day.values() for day in dates)
+    span_end = wall_to_instant(max(days) + timedelta(days=2), time(0), zone, as_end=False) if days else None
+    return SeriesPlan(time_zone=time_zone, series=series, days=days, span_end=span_end)
+
+
+def series_free_starts(request: SlotRequest, plan: SeriesPlan) -> list[datetime]:
+    """The candidates of `plan` (free starts, in order) whose later occurrences are free too.
+    `request` must hold the host's availability and bookings up to `plan.span_end`.
+
+    The free slots of every day an occurrence falls on are computed once, however many candidates
+    reach that day; an occurrence on a day without a DST change is then one addition and one
+    lookup, and only on the day of a change is its instant found by the gap/fold rule."""
+    zone = ZoneInfo(plan.time_zone)
+    offered = free_slots_on_days(request, plan.days)  # naive UTC
+    # A day without a DST change: an occurrence is that day's midnight in UTC plus its wall time.
+    midnights = {}
+    for day in plan.days:
+        offset = _single_offset(day, zone)
+        midnights[day] = None if offset is None else datetime.combine(day, time(0)) - offset
+    since_midnight: dict[time, timedelta] = {}
+    midnights_of: dict[int, list] = {}  # by the identity of a candidate day's list of dates
     free = []
-    for start, wall, dates in plans:
-        for day in dates:
-            local = datetime.combine(day, wall)
-            if zone.utcoffset(local) == zone.utcoffset(local.replace(fold=1)):
-                if local not in offered_walls:
-                    break
-            elif wall_to_instant(day, wall, zone, as_end=False) not in offered:
+    for start, wall, dates in plan.series:
+        if wall not in since_midnight:
+            since_midnight[wall] = timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second)
+        elapsed = since_midnight[wall]
+        if id(dates) not in midnights_of:
+            midnights_of[id(dates)] = [midnights[day] for day in dates]
+        for day, midnight in zip(dates, midnights_of[id(dates)], strict=True):
+            if midnight is not None:
+                instant = midnight + elapsed
+            else:
+                instant = wall_to_instant(day, wall, zone, as_end=False).replace(tzinfo=None)
+            if instant not in offered:
                 break
         else:
             free.append(start)

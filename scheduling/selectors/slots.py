@@ -1,12 +1,12 @@
 """The database side of slot computation: load a schedule and the host's busy time, then hand
 them to the pure `scheduling.slots` functions."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from accounts.models import User
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
-from scheduling.recurrence import Recurrence, series_free_starts, series_span_end
+from scheduling.recurrence import Recurrence, plan_series, series_free_starts
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
@@ -123,7 +123,7 @@ def offered_occurrences(
         return [False] * len(starts)
     zone = ZoneInfo(request.time_zone)
     offered = free_slots_on_days(request, {start.astimezone(zone).date() for start in starts})
-    return [start in offered for start in starts]
+    return [start.astimezone(UTC).replace(tzinfo=None) in offered for start in starts]
 
 
 def available_slots(
@@ -144,11 +144,11 @@ def available_slots(
     slots = free_slots(request)
     recurrence, count = _recurrence_and_count(event_type, recurring_count)
     if recurrence is not None and count > 1 and slots:
+        plan = plan_series(slots, request.time_zone, recurrence, count)
+        if plan.span_end is None:
+            return {}
         series_request = slot_request_for(
-            event_type=event_type,
-            range_start=range_start,
-            range_end=series_span_end(slots, request.time_zone, recurrence, count),
-            now=now,
+            event_type=event_type, range_start=range_start, range_end=plan.span_end, now=now
         )
-        slots = series_free_starts(series_request, slots, recurrence, count)
+        slots = series_free_starts(series_request, plan)
     return group_by_day(slots, time_zone)

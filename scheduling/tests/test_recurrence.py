@@ -14,6 +14,7 @@ from scheduling.recurrence import (
     Recurrence,
     occurrence_dates,
     occurrence_starts,
+    plan_series,
     series_free_starts,
 )
 from scheduling.slots import SlotRequest, WeeklyRule, free_slots, wall_to_instant
@@ -173,7 +174,7 @@ def test_series_filter_keeps_only_starts_whose_every_occurrence_is_free():
     )
     candidates = [slot for slot in free_slots(request) if slot.astimezone(ZoneInfo(zone)).date() == monday]
     assert [local(slot, zone).time() for slot in candidates] == [time(9), time(10)]
-    free = series_free_starts(request, candidates, Recurrence(WEEKLY, 1, 5), 5)
+    free = series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 5), 5))
     # 09:00 on 29 March (the fifth Monday) is taken; 10:00 is free every week, DST included.
     assert [local(slot, zone).time() for slot in free] == [time(10)]
-    assert series_free_starts(request, candidates, Recurrence(WEEKLY, 1, 4), 4) == candidates
+    assert series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 4), 4)) == candidates
