@@ -17,7 +17,7 @@ from scheduling.recurrence import (
     plan_series,
     series_free_starts,
 )
-from scheduling.slots import SlotRequest, WeeklyRule, free_slots, wall_to_instant
+from scheduling.slots import SlotRequest, WeeklyRule, free_slots, free_slots_on_days, wall_to_instant
 
 ZONES = ("Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Tokyo", "America/Santiago")
 
@@ -178,3 +178,39 @@ def test_series_filter_keeps_only_starts_whose_every_occurrence_is_free():
     # 09:00 on 29 March (the fifth Monday) is taken; 10:00 is free every week, DST included.
     assert [local(slot, zone).time() for slot in free] == [time(10)]
     assert series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 4), 4)) == candidates
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    zone_name=st.sampled_from(ZONES),
+    first_day=st.dates(min_value=date(2027, 1, 1), max_value=date(2027, 12, 20)),
+    offsets=st.sets(st.integers(min_value=0, max_value=40), min_size=1, max_size=8),
+    start_hour=st.integers(min_value=1, max_value=10),
+    hours=st.integers(min_value=1, max_value=12),
+    length=st.sampled_from([15, 30, 45, 60]),
+    busy_hours=st.lists(st.integers(min_value=0, max_value=24 * 40), max_size=6),
+)
+def test_free_slots_of_chosen_days_are_those_of_each_whole_day(
+    zone_name, first_day, offsets, start_hour, hours, length, busy_hours
+):
+    # The series check computes only the days it needs; it must agree with the plain computation.
+    zone = ZoneInfo(zone_name)
+    origin = datetime.combine(first_day, time(0), tzinfo=UTC)
+    request = SlotRequest(
+        time_zone=zone_name,
+        weekly_rules=(WeeklyRule(days=frozenset(range(7)), start=time(start_hour), end=time(start_hour + hours)),),
+        overrides=(),
+        length=length,
+        range_start=origin,
+        range_end=origin + timedelta(days=42),
+        now=origin - timedelta(days=1),
+        busy=tuple((origin + timedelta(hours=hour), origin + timedelta(hours=hour, minutes=50)) for hour in busy_hours),
+    )
+    days = {first_day + timedelta(days=offset) for offset in offsets}
+    expected = set()
+    for day in days:
+        day_start = wall_to_instant(day, time(0), zone, as_end=False)
+        day_end = wall_to_instant(day + timedelta(days=1), time(0), zone, as_end=False)
+        whole_day = SlotRequest(**{**request.__dict__, "range_start": day_start, "range_end": day_end})
+        expected |= {slot.astimezone(UTC).replace(tzinfo=None) for slot in free_slots(whole_day)}
+    assert free_slots_on_days(request, days) == expected
