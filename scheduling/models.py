@@ -93,6 +93,9 @@ class EventType(models.Model):
     before_event_buffer = models.PositiveIntegerField(default=0, help_text="Minutes.")
     after_event_buffer = models.PositiveIntegerField(default=0, help_text="Minutes.")
     slot_interval = models.PositiveIntegerField(null=True, blank=True, help_text="Minutes; defaults to length.")
+    # Cal.com's `recurringEvent`: {"freq": 0|1|2 (yearly, monthly, weekly), "interval": 1-20, "count":
+    # 1-24}, or null for a one-off meeting (scheduling.recurrence).
+    recurring_event = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -156,6 +159,9 @@ class Booking(models.Model):
     sms_reminder_number = models.CharField(max_length=50, blank=True)
     # Bumped each time the booking's calendar event changes (iCalendar SEQUENCE).
     ical_sequence = models.PositiveIntegerField(default=0)
+    # Shared by every occurrence of a recurring series (Cal.com's `recurringEventId`); empty for a
+    # one-off booking.
+    recurring_event_id = models.CharField(max_length=100, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -170,6 +176,11 @@ class Booking(models.Model):
             models.Index(fields=["status"], name="booking_status"),
             models.Index(fields=["start_time"], name="booking_start"),
             models.Index(fields=["end_time"], name="booking_end"),
+            models.Index(
+                fields=["recurring_event_id", "start_time"],
+                condition=~Q(recurring_event_id=""),
+                name="booking_recurring_series",
+            ),
         ]
 
     def __str__(self):

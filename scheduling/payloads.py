@@ -91,11 +91,14 @@ BOOKING_KEYS = (
 RESCHEDULE_KEYS = ("rescheduleId", "rescheduleUid", "rescheduleStartTime", "rescheduleEndTime", "rescheduledBy")
 # Keys sent only when they apply (left out otherwise), by trigger.
 OPTIONAL_KEYS = {
-    BOOKING_CANCELLED: ("cancellationReason", "cancelledBy", "requestReschedule"),
+    # `recurringEvent` on the cancellation of the rest of a series (Cal.com sends one event for it).
+    BOOKING_CANCELLED: ("cancellationReason", "cancelledBy", "requestReschedule", "recurringEvent"),
     BOOKING_RESCHEDULED: RESCHEDULE_KEYS,
     # A rescheduled booking that needs confirmation is announced as requested, with the same
-    # reschedule keys (Cal.com builds both from one set of booking data).
-    BOOKING_REQUESTED: RESCHEDULE_KEYS,
+    # reschedule keys (Cal.com builds both from one set of booking data). `recurringEvent`: an
+    # occurrence of a recurring series, on its creation.
+    BOOKING_REQUESTED: (*RESCHEDULE_KEYS, "recurringEvent"),
+    BOOKING_CREATED: ("recurringEvent",),
     BOOKING_PAYMENT_INITIATED: ("paymentId",),
     BOOKING_PAID: ("paymentId",),
 }
@@ -271,8 +274,12 @@ def booking_payload(
     previous=None,
     attendees=None,
     payment=None,
+    recurring_event: dict | None = None,
 ) -> dict:
     """The payload of `trigger` for `booking`.
+
+    `recurring_event`: Cal.com's `recurringEvent` (`{freq, count, interval}`), sent on the creation
+    of each occurrence of a series and on the cancellation of the rest of one, as Cal.com does.
 
     `previous`: the booking as it was before a reschedule; without it, a booking created by
     rescheduling another (`rescheduled_from`) reports that one. `attendees`: the booking's, when
@@ -329,6 +336,8 @@ def booking_payload(
     }
     if booking.sms_reminder_number:
         payload["smsReminderNumber"] = booking.sms_reminder_number
+    if recurring_event is not None:
+        payload["recurringEvent"] = recurring_event
     if trigger == BOOKING_CANCELLED:
         if booking.cancellation_reason:
             payload["cancellationReason"] = booking.cancellation_reason
@@ -387,7 +396,7 @@ def meeting_payload(booking, *, trigger: str, attendees=None) -> dict:
         "rejectionReason": None,
         "rescheduled": booking.rescheduled,
         "fromReschedule": before.uid if before is not None else None,
-        "recurringEventId": None,
+        "recurringEventId": booking.recurring_event_id or None,
         "smsReminderNumber": booking.sms_reminder_number or None,
         "metadata": booking_metadata(booking),
         "isRecorded": False,

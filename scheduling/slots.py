@@ -79,6 +79,11 @@ def _utc_offset_at(instant: datetime, zone: ZoneInfo) -> timedelta:
 
 def wall_to_instant(day: date, wall: time, zone: ZoneInfo, *, as_end: bool) -> datetime:
     """The UTC instant for `wall` on `day` in `zone`, by the module's rule (see the docstring)."""
+    naive = datetime.combine(day, wall)
+    offset = zone.utcoffset(naive)
+    if offset == zone.utcoffset(naive.replace(fold=1)):
+        # The usual case, a wall time that exists exactly once: one subtraction.
+        return (naive - offset).replace(tzinfo=UTC)
     candidates = []
     for fold in (0, 1):
         local = datetime.combine(day, wall, tzinfo=zone).replace(fold=fold)
@@ -165,6 +170,72 @@ def free_slots(request: SlotRequest) -> list[datetime]:
                 slots.append(start)
             start += step
     return slots
+
+
+def free_slots_on_days(request: SlotRequest, days: Iterable[date]) -> set[datetime]:
+    """The starts `free_slots` offers whose local date (in the schedule's zone) is one of `days`,
+    ignoring `range_start`/`range_end`, as **naive UTC** datetimes: what a recurring series needs,
+    its occurrences being weeks, months or years apart, and looked up by the thousand. Windows are
+    built for those days and their neighbours only, so the cost follows the number of days asked,
+    not the span they cover."""
+    zone = ZoneInfo(request.time_zone)
+    wanted = set(days)
+    if not wanted:
+        return set()
+    overrides_by_date: dict[date, list[DateOverride]] = {}
+    for override in request.overrides:
+        overrides_by_date.setdefault(override.date, []).append(override)
+    built = sorted({day + timedelta(days=shift) for day in wanted for shift in (-1, 0, 1)})
+    windows = []
+    for day in built:
+        windows.extend(_windows_for_day(day, request.weekly_rules, overrides_by_date.get(day, []), zone))
+    # The wanted days as instants: runs of consecutive days, each from its first midnight to the next.
+    runs: list[list[date]] = []
+    for day in sorted(wanted):
+        if runs and runs[-1][1] + timedelta(days=1) == day:
+            runs[-1][1] = day
+        else:
+            runs.append([day, day])
+    bounds = [
+        (
+            _naive_utc(wall_to_instant(first, MIDNIGHT, zone, as_end=False)),
+            _naive_utc(wall_to_instant(last + timedelta(days=1), MIDNIGHT, zone, as_end=False)),
+        )
+        for first, last in runs
+    ]
+    length = timedelta(minutes=request.length)
+    step = timedelta(minutes=request.interval or request.length)
+    before = timedelta(minutes=request.before_buffer)
+    after = timedelta(minutes=request.after_buffer)
+    earliest = _naive_utc(request.now + timedelta(minutes=request.minimum_notice))
+    # Busy periods as (start - after buffer, end + before buffer): a slot is free when none of them
+    # overlaps [start, start + length).
+    busy = [(_naive_utc(start) - after, _naive_utc(end) + before) for start, end in _merge(list(request.busy))]
+    slots = set()
+    run = period = 0
+    runs, periods = len(bounds), len(busy)
+    for window_start, window_end in _merge(windows):
+        start, last_start = _naive_utc(window_start), _naive_utc(window_end) - length
+        while start <= last_start:
+            # Slots, runs and busy periods are all in order: each pointer only moves forward.
+            while run < runs and start >= bounds[run][1]:
+                run += 1
+            if run == runs:
+                return slots
+            while period < periods and busy[period][1] <= start:
+                period += 1
+            if (
+                start >= bounds[run][0]
+                and start >= earliest
+                and (period == periods or busy[period][0] >= start + length)
+            ):
+                slots.add(start)
+            start += step
+    return slots
+
+
+def _naive_utc(instant: datetime) -> datetime:
+    return instant.astimezone(UTC).replace(tzinfo=None)
 
 
 def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, datetime]], busy_ends) -> bool:

@@ -23,6 +23,7 @@ def booking_list(
     after_start_time: datetime | None = None,
     before_end_time: datetime | None = None,
     attendee_emails: tuple[str, ...] = (),
+    recurring_event_id: str | None = None,
     order_by: tuple[str, ...] = ("id",),
 ) -> QuerySet[Booking]:
     """The bookings the caller may see (`booking_visibility`), or for system admins everyone's
@@ -30,7 +31,8 @@ def booking_list(
     and the bodies they answer with, and for GETs read as rows (core.readpath).
 
     `after_start_time` keeps bookings starting at or after it; `before_end_time` those ending at
-    or before it; `attendee_emails` those with an attendee of one of these addresses.
+    or before it; `attendee_emails` those with an attendee of one of these addresses;
+    `recurring_event_id` the occurrences of one recurring series.
     """
     queryset = Booking.objects.select_related("organizer", "event_type", "rescheduled_from").prefetch_related(
         Prefetch("attendees", queryset=Attendee.objects.order_by("id"))
@@ -47,6 +49,8 @@ def booking_list(
         queryset = queryset.filter(start_time__gte=after_start_time)
     if before_end_time is not None:
         queryset = queryset.filter(end_time__lte=before_end_time)
+    if recurring_event_id is not None:
+        queryset = queryset.filter(recurring_event_id=recurring_event_id)
     if attendee_emails:
         # EXISTS rather than a join: a booking with two matching attendees is still one row.
         matching = Attendee.objects.filter(booking_id=OuterRef("pk"), email__in=attendee_emails)

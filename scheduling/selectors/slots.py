@@ -1,11 +1,13 @@
 """The database side of slot computation: load a schedule and the host's busy time, then hand
 them to the pure `scheduling.slots` functions."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from accounts.models import User
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
-from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, group_by_day
+from scheduling.recurrence import Recurrence, plan_series, series_free_starts
+from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
 
@@ -81,16 +83,6 @@ def slot_request_for(
     )
 
 
-def available_slots(
-    *, event_type: EventType, range_start: datetime, range_end: datetime, time_zone: str, now: datetime
-) -> dict[str, list[dict[str, str]]]:
-    """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}` grouped in `time_zone`."""
-    request = slot_request_for(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
-    if request is None:
-        return {}
-    return group_by_day(free_slots(request), time_zone)
-
-
 def slot_is_offered(
     *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None
 ) -> bool:
@@ -103,3 +95,60 @@ def slot_is_offered(
         exclude_booking_id=exclude_booking_id,
     )
     return request is not None and start in free_slots(request)
+
+
+def _recurrence_and_count(event_type: EventType, recurring_count: int | None) -> tuple[Recurrence | None, int]:
+    if not event_type.recurring_event:
+        return None, 1
+    recurrence = Recurrence.from_json(event_type.recurring_event)
+    return recurrence, recurring_count or recurrence.count
+
+
+def offered_occurrences(
+    *, event_type: EventType, starts: list[datetime], now: datetime, exclude_booking_id: int | None = None
+) -> list[bool]:
+    """For each of `starts` (the occurrences of a series), whether GET /slots offers it: free in
+    the host's schedule (weekly rules, date overrides, notice, buffers, other bookings). Two
+    queries for the whole series, whatever its span."""
+    if not starts:
+        return []
+    request = slot_request_for(
+        event_type=event_type,
+        range_start=min(starts),
+        range_end=max(starts) + timedelta(minutes=1),
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+    )
+    if request is None:
+        return [False] * len(starts)
+    zone = ZoneInfo(request.time_zone)
+    offered = free_slots_on_days(request, {start.astimezone(zone).date() for start in starts})
+    return [start.astimezone(UTC).replace(tzinfo=None) in offered for start in starts]
+
+
+def available_slots(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    time_zone: str,
+    now: datetime,
+    recurring_count: int | None = None,
+) -> dict[str, list[dict[str, str]]]:
+    """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}` grouped in `time_zone`. For a
+    recurring event type, only the starts whose whole series (`recurring_count` occurrences, else
+    the event type's count) is free."""
+    request = slot_request_for(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
+    if request is None:
+        return {}
+    slots = free_slots(request)
+    recurrence, count = _recurrence_and_count(event_type, recurring_count)
+    if recurrence is not None and count > 1 and slots:
+        plan = plan_series(slots, request.time_zone, recurrence, count)
+        if plan.span_end is None:
+            return {}
+        series_request = slot_request_for(
+            event_type=event_type, range_start=range_start, range_end=plan.span_end, now=now
+        )
+        slots = series_free_starts(series_request, plan)
+    return group_by_day(slots, time_zone)

@@ -68,8 +68,15 @@ class BookingSerializer(ApiSerializer):
     # Cal.com's name for the uid of the booking this one replaced.
     from_reschedule = serializers.CharField(source="rescheduled_from.uid", read_only=True, allow_null=True)
     i_cal_sequence = serializers.IntegerField(source="ical_sequence", read_only=True)
+    recurring_event_id = serializers.SerializerMethodField(
+        help_text="Shared by the occurrences of a recurring series; null for a one-off booking."
+    )
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
+
+    @reads("recurring_event_id")
+    def get_recurring_event_id(self, booking) -> str | None:
+        return booking.recurring_event_id or None
 
     @reads("sms_reminder_number")
     def get_sms_reminder_number(self, booking) -> str | None:
@@ -218,10 +225,6 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
         "seatReferenceUid": serializers.CharField(**text),
         "bookingUid": serializers.CharField(**text),
         "eventTypeSlug": serializers.CharField(**text),
-        "recurringEventId": serializers.JSONField(required=False),
-        "recurringCount": serializers.IntegerField(min_value=1, **number),
-        "allRecurringDates": serializers.ListField(child=serializers.DictField(), required=False),
-        "currentRecurringIndex": serializers.IntegerField(min_value=0, **number),
         "appsStatus": serializers.ListField(child=serializers.DictField(), required=False),
         "luckyUsers": serializers.ListField(child=serializers.IntegerField(), required=False),
         "user": serializers.JSONField(required=False),
@@ -258,6 +261,29 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
 V1_FIELDS_WITHOUT_EFFECT = tuple(_v1_fields_without_effect())
 
 
+class RecurringEventIdField(serializers.CharField):
+    """A series id; Cal.com's booker sends a uuid string, v1's documentation called it an integer,
+    so a JSON number is taken as its digits."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=100, required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, str | int):
+            raise serializers.ValidationError("Must be a string.")
+        value = super().to_internal_value(str(data))
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
+
+
+class RecurringDateSerializer(ApiSerializer):
+    """One entry of Cal.com's `allRecurringDates`: an occurrence's start (and end)."""
+
+    start = InstantField()
+    end = InstantField(required=False, allow_null=True)
+
+
 class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     """Cal.com v1's booking body. The attendee is `name`/`email` at the top level or, as later v1
     clients send it, inside `responses`; the two shapes are equivalent and the top level wins.
@@ -285,6 +311,25 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
         max_length=64, required=False, help_text="Book a new time for this booking (see docs/scheduling.md)."
     )
     reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    recurring_count = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        help_text="A recurring event type: book this many occurrences (1 to its `recurringEvent.count`), all "
+        "or none. The answer is the first occurrence (see docs/scheduling.md, Recurring series).",
+    )
+    recurring_event_id = RecurringEventIdField(
+        help_text="The series an occurrence belongs to (with `allRecurringDates` and `currentRecurringIndex`), "
+        "or the id to give a series booked with `recurringCount` (default: a new uuid)."
+    )
+    all_recurring_dates = RecurringDateSerializer(
+        many=True,
+        required=False,
+        allow_null=True,
+        help_text="Every occurrence of the series, first to last; with `currentRecurringIndex`, this request "
+        "books the occurrence of that index.",
+    )
+    current_recurring_index = serializers.IntegerField(min_value=0, required=False, allow_null=True)
 
     def get_fields(self):
         return {**super().get_fields(), **_v1_fields_without_effect()}
@@ -308,6 +353,23 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     def validate(self, attrs):
         for name in V1_FIELDS_WITHOUT_EFFECT:
             attrs.pop(name, None)
+        for name in ("recurring_count", "recurring_event_id", "all_recurring_dates", "current_recurring_index"):
+            if attrs.get(name) is None:
+                attrs.pop(name, None)
+        if ("all_recurring_dates" in attrs) != ("current_recurring_index" in attrs):
+            missing = "currentRecurringIndex" if "all_recurring_dates" in attrs else "allRecurringDates"
+            raise serializers.ValidationError({missing: ["Required to book one occurrence of a series."]})
+        if "all_recurring_dates" in attrs:
+            if "recurring_event_id" not in attrs:
+                required = ["Required to book one occurrence of a series."]
+                raise serializers.ValidationError({"recurringEventId": required})
+            if not attrs["all_recurring_dates"]:
+                raise serializers.ValidationError({"allRecurringDates": ["Must list at least one occurrence."]})
+            attrs["all_recurring_dates"] = [item["start"] for item in attrs["all_recurring_dates"]]
+        if attrs.get("reschedule_uid") is not None and {"recurring_count", "all_recurring_dates"} & set(attrs):
+            raise serializers.ValidationError(
+                {"rescheduleUid": ["Reschedule one occurrence at a time, without recurringCount or allRecurringDates."]}
+            )
         responses = attrs.pop("responses", {})
         for field in ("name", "email", "location", "guests", "title", "reschedule_reason", "sms_reminder_number"):
             if field not in attrs and field in responses:
@@ -453,10 +515,11 @@ CANCEL_QUERY_PARAMETERS = ("cancellationReason", "allRemainingBookings", "cancel
 class BookingCancelSerializer(ApiSerializer):
     cancellation_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
     all_remaining_bookings = serializers.BooleanField(
-        required=False, help_text="Accepted for Cal.com v1 clients; no effect (there are no recurring series)."
+        required=False,
+        help_text="Cal.com's: also cancel every occurrence of the booking's recurring series that has not started.",
     )
     cancel_subsequent_bookings = serializers.BooleanField(
-        required=False, help_text="Accepted for Cal.com v1 clients; no effect (there are no recurring series)."
+        required=False, help_text="Also cancel every later occurrence of the booking's recurring series."
     )
 
 

@@ -7,10 +7,32 @@ from rest_framework import serializers
 from core.readpath import reads
 from core.serializers import ApiSerializer
 from core.validators import ISO_4217_CURRENCIES, validate_currency
+from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL
 
 MINUTES_PER_DAY = 24 * 60
 MINUTES_PER_YEAR = 365 * MINUTES_PER_DAY
 MAX_PRICE = 2**31 - 1
+
+
+class RecurringEventSerializer(ApiSerializer):
+    """Cal.com's `recurringEvent`: how often a booking of the event type repeats, and how many
+    times at most (a booker may book fewer occurrences: `recurringCount`)."""
+
+    freq = serializers.ChoiceField(
+        choices=sorted(FREQUENCY_NAMES),
+        help_text="Cal.com's numbering of iCalendar frequencies: 0 = yearly, 1 = monthly, 2 = weekly.",
+    )
+    interval = serializers.IntegerField(
+        min_value=1, max_value=MAX_INTERVAL, help_text="Every `interval` weeks, months or years."
+    )
+    count = serializers.IntegerField(min_value=1, max_value=MAX_COUNT, help_text="Occurrences in a series, at most.")
+
+    def to_internal_value(self, data):
+        # Cal.com numbers the frequency; a name (or daily, which Cal.com does not offer) is refused.
+        if isinstance(data, dict) and (isinstance(data.get("freq"), bool) or not isinstance(data.get("freq"), int)):
+            if "freq" in data:
+                raise serializers.ValidationError({"freq": ["Must be 0 (yearly), 1 (monthly) or 2 (weekly)."]})
+        return super().to_internal_value(data)
 
 
 class EventTypeSerializer(ApiSerializer):
@@ -32,6 +54,14 @@ class EventTypeSerializer(ApiSerializer):
     before_event_buffer = serializers.IntegerField(read_only=True)
     after_event_buffer = serializers.IntegerField(read_only=True)
     slot_interval = serializers.IntegerField(read_only=True, allow_null=True)
+    recurring_event = serializers.SerializerMethodField(
+        help_text="How a booking repeats (Cal.com's `recurringEvent`), or null for one-off meetings."
+    )
+
+    @extend_schema_field(RecurringEventSerializer(allow_null=True))
+    @reads("recurring_event")
+    def get_recurring_event(self, event_type) -> dict | None:
+        return event_type.recurring_event
 
     @reads("schedule_id", "team_id", "owner_id", "owner.default_schedule_id")
     def get_schedule_id(self, event_type) -> int | None:
@@ -80,6 +110,9 @@ class EventTypeCreateSerializer(ApiSerializer):
     before_event_buffer = serializers.IntegerField(required=False, min_value=0, max_value=MINUTES_PER_DAY)
     after_event_buffer = serializers.IntegerField(required=False, min_value=0, max_value=MINUTES_PER_DAY)
     slot_interval = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MINUTES_PER_DAY)
+    recurring_event = RecurringEventSerializer(
+        required=False, allow_null=True, help_text="null (or absent) for one-off meetings."
+    )
 
 
 class EventTypeUpdateSerializer(EventTypeCreateSerializer):

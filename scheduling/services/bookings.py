@@ -217,6 +217,8 @@ def _mark_as_successor(booking: Booking, previous: Booking, reschedule_reason: s
     booking.rescheduled_from = previous
     booking.ical_sequence = previous.ical_sequence + 1
     booking.cancellation_reason = reschedule_reason
+    # A rescheduled occurrence stays in its recurring series.
+    booking.recurring_event_id = previous.recurring_event_id
 
 
 @transaction.atomic

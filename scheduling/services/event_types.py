@@ -24,6 +24,7 @@ EDITABLE_FIELDS = (
     "before_event_buffer",
     "after_event_buffer",
     "slot_interval",
+    "recurring_event",
 )
 
 
@@ -61,7 +62,16 @@ def _check_slug_free(event_type: EventType) -> None:
         raise Conflict(f"An event type with slug '{event_type.slug}' already exists for this owner.")
 
 
+def _check_recurrence(event_type: EventType) -> None:
+    if event_type.recurring_event is not None:
+        event_type.recurring_event = dict(event_type.recurring_event)
+        if event_type.price > 0:
+            # As in Cal.com, whose event type settings turn recurrence off for a paid event type.
+            raise ValidationError({"recurringEvent": "A paid event type cannot recur: set price to 0 first."})
+
+
 def _save(event_type: EventType) -> EventType:
+    _check_recurrence(event_type)
     _check_slug_free(event_type)
     event_type.full_clean()
     try:

@@ -61,6 +61,7 @@ def test_create_personal_event_type(api_client, user, key):
         "beforeEventBuffer": 5,
         "afterEventBuffer": 10,
         "slotInterval": 15,
+        "recurringEvent": None,
     }
 
 

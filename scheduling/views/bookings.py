@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, query_bool, single
+from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text, query_bool, single
 from core.scopes import READ_BOOKING, WRITE_BOOKING
 from core.viewsets import (
     CreateModelMixin,
@@ -40,6 +40,7 @@ from scheduling.services.bookings import (
     booking_edit,
     booking_reschedule_as_new,
 )
+from scheduling.services.recurring import book_recurring, booking_cancel_series
 
 BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
 # What Cal.com v1's answer to POST /bookings said about where the booking came from.
@@ -62,6 +63,7 @@ class BookingFilters(QueryParameters):
     before_end_time = Instant(end=True, description="Bookings ending at or before (ISO 8601).")
     date_to = Instant(description="Cal.com v1: bookings ending at or before (ISO 8601; a date is its midnight UTC).")
     attendee_email = ListOf(Email(), description="Bookings with an attendee of this address.")
+    recurring_event_id = Text(description="The occurrences of this recurring series.")
     order = Choice(["asc", "desc"], default="asc", description="With `sortBy`.")
     sort_by = Choice({"createdAt": "created_at", "updatedAt": "updated_at"}, description="Cal.com v1; default: by id.")
     expand = ListOf(
@@ -76,8 +78,14 @@ CANCEL_SCHEMA = extend_schema(
     responses=BookingCancelledSerializer,
     parameters=[
         OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
-        OpenApiParameter("allRemainingBookings", bool, description="Accepted; no effect (no recurring series)."),
-        OpenApiParameter("cancelSubsequentBookings", bool, description="Accepted; no effect (no recurring series)."),
+        OpenApiParameter(
+            "allRemainingBookings",
+            bool,
+            description="Also cancel every occurrence of the booking's recurring series that has not started.",
+        ),
+        OpenApiParameter(
+            "cancelSubsequentBookings", bool, description="Also cancel every later occurrence of its recurring series."
+        ),
     ],
 )
 
@@ -113,6 +121,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
             "after_start_time": max((start for start in starts if start is not None), default=None),
             "before_end_time": min((end for end in ends if end is not None), default=None),
             "attendee_emails": tuple(filters["attendee_email"]),
+            "recurring_event_id": filters["recurring_event_id"],
             "order_by": self._v1_order(filters["sort_by"], filters["order"]),
         }
 
@@ -152,6 +161,9 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
         if event_type is None:
             raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
+        series = book_recurring(event_type=event_type, data=data, rescheduling=reschedule is not None)
+        if series is not None:
+            return series
         return booking_create(
             event_type=event_type,
             attendee_name=data.pop("name"),
@@ -229,7 +241,17 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         serializer = BookingCancelSerializer(data={**query, **body} if isinstance(body, Mapping) else body)
         serializer.is_valid(raise_exception=True)
         reason = serializer.validated_data.get("cancellation_reason", "")
-        booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
+        all_remaining = serializer.validated_data.get("all_remaining_bookings", False)
+        subsequent = serializer.validated_data.get("cancel_subsequent_bookings", False)
+        if all_remaining or subsequent:
+            booking = booking_cancel_series(
+                booking=instance,
+                subsequent_only=not all_remaining,
+                cancellation_reason=reason,
+                cancelled_by=request.user.email,
+            )[0]
+        else:
+            booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
         booking = self.reload(booking)
         return Response(
             {

@@ -13,6 +13,7 @@ from core.scopes import READ_BOOKING
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
+from scheduling.services.recurring import checked_count
 
 
 class SlotQuery(QueryParameters):
@@ -23,6 +24,11 @@ class SlotQuery(QueryParameters):
     start_time = Instant(zone_from="time_zone", required=True, description="ISO 8601 date-time or date.")
     end_time = Instant(
         zone_from="time_zone", end=True, required=True, description="ISO 8601 date-time or date (inclusive)."
+    )
+    recurring_count = Integer(
+        minimum=1,
+        description="A recurring event type: only starts whose series of this many occurrences is free "
+        "(default: the event type's `recurringEvent.count`).",
     )
 
 
@@ -63,7 +69,15 @@ class SlotViewSet(ResourceViewSet):
         event_type = event_type_bookable(user=request.user, event_type_id=event_type_id)
         if event_type is None:
             raise NotFound(f"Event type {event_type_id} does not exist.")
+        recurring_count = query["recurring_count"]
+        if recurring_count is not None:
+            checked_count(event_type, recurring_count)
         slots = available_slots(
-            event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+            event_type=event_type,
+            range_start=start,
+            range_end=end,
+            time_zone=time_zone,
+            now=timezone.now(),
+            recurring_count=recurring_count,
         )
         return Response({"slots": slots})

@@ -1,0 +1,358 @@
+"""Recurring series of bookings: book a whole series, or one occurrence of it at a time, and cancel
+the rest of a series. Single bookings (and the reschedule or cancellation of one occurrence) are
+`scheduling.services.bookings`'.
+
+A series is one booking per occurrence, every one with the same `recurring_event_id` (Cal.com's
+`recurringEventId`). Where the occurrences fall is `scheduling.recurrence`'s: the first start's
+wall-clock time in the organiser's schedule zone, on dates that follow RFC 5545. Booking a series is
+all or nothing: every occurrence must be a slot GET /slots offers, else nothing is written and the
+409 names each occurrence that is not. Two series requests of one organiser are serialised by a
+transaction-scoped advisory lock, so the second sees the first's bookings and names its conflicts;
+against everything else (single bookings, other processes) the exclusion constraint
+`booking_no_overlap_per_organizer` still refuses any overlap, and the whole series rolls back.
+"""
+
+import uuid
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from core.datetimes import iso_utc
+from core.exceptions import Conflict
+from scheduling.models import Attendee, Booking, BookingStatus, EventType
+from scheduling.payloads import booking_payload
+from scheduling.recurrence import Recurrence, occurrence_starts
+from scheduling.selectors.bookings import booking_for_update
+from scheduling.selectors.slots import event_type_host, event_type_schedule, offered_occurrences
+from scheduling.services.bookings import ACTIVE_STATUSES, _save_without_overlap, _validate
+from webhooks.models import WebhookTrigger
+from webhooks.outbox import create_deliveries
+from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers
+from webhooks.selectors import booking_webhooks, subscribed_to
+
+# The first key of the two-key advisory lock taken per organiser while a series is booked ("RECU").
+SERIES_LOCK_NAMESPACE = 0x52454355
+
+
+def event_type_recurrence(event_type: EventType) -> Recurrence | None:
+    return Recurrence.from_json(event_type.recurring_event) if event_type.recurring_event else None
+
+
+def checked_count(event_type: EventType, count: int, field: str = "recurringCount") -> Recurrence:
+    """The event type's recurrence, when `count` occurrences of it may be booked (1 to its count)."""
+    recurrence = event_type_recurrence(event_type)
+    if recurrence is None:
+        raise ValidationError({field: f"Event type {event_type.pk} does not recur."})
+    if not 1 <= count <= recurrence.count:
+        raise ValidationError(
+            {field: f"Event type {event_type.pk} recurs at most {recurrence.count} times; {count} were asked."}
+        )
+    return recurrence
+
+
+def _describe(start: datetime, time_zone: str) -> str:
+    local = start.astimezone(ZoneInfo(time_zone))
+    return f"{iso_utc(start)} ({local:%Y-%m-%d %H:%M} {time_zone})"
+
+
+def _lock_series(organizer_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [SERIES_LOCK_NAMESPACE, organizer_id])
+
+
+def _check_offered(*, event_type: EventType, starts: list[datetime], indexes: list[int], time_zone: str, now) -> None:
+    offered = offered_occurrences(event_type=event_type, starts=starts, now=now)
+    taken = [index for index, is_offered in zip(indexes, offered, strict=True) if not is_offered]
+    if taken:
+        by_index = dict(zip(indexes, starts, strict=True))
+        names = ", ".join(_describe(by_index[index], time_zone) for index in taken)
+        raise Conflict(
+            f"Not booked: {len(taken)} occurrence(s) of the series are not available slots of event type "
+            f"{event_type.pk} (taken, or outside its schedule): {names}.",
+            errors={
+                f"occurrences[{index}]": [f"{_describe(by_index[index], time_zone)} is not an available slot."]
+                for index in taken
+            },
+        )
+
+
+def _new_booking(*, event_type: EventType, host, start: datetime, series_id: str, fields: dict) -> Booking:
+    attendee_name = fields["attendee_name"]
+    return Booking(
+        organizer=host,
+        event_type=event_type,
+        title=fields.get("title") or f"{event_type.title} between {host.name or host.username} and {attendee_name}",
+        description=fields.get("description", ""),
+        start_time=start,
+        end_time=start + timedelta(minutes=event_type.length),
+        status=BookingStatus.PENDING if event_type.requires_confirmation else BookingStatus.ACCEPTED,
+        location=fields.get("location", ""),
+        metadata=fields.get("metadata") or {},
+        responses=fields.get("responses") or {},
+        custom_inputs=fields.get("custom_inputs") or {},
+        sms_reminder_number=fields.get("sms_reminder_number", ""),
+        recurring_event_id=series_id,
+    )
+
+
+def _new_attendees(fields: dict) -> list[Attendee]:
+    time_zone = fields["attendee_time_zone"]
+    return [
+        Attendee(
+            name=fields["attendee_name"],
+            email=fields["attendee_email"],
+            time_zone=time_zone,
+            locale=fields.get("locale") or "en",
+        ),
+        *(Attendee(name="", email=guest, time_zone=time_zone, locale="en") for guest in fields.get("guests", ())),
+    ]
+
+
+def _write(
+    *, bookings: list[Booking], fields: dict, starts_named: list[tuple[int, datetime]], time_zone: str
+) -> list[list[Attendee]]:
+    """Save the bookings and their attendees; an overlap that slipped past the slot check (a single
+    booking racing the series) is a 409 naming the occurrence, and the transaction rolls back."""
+    all_attendees = []
+    for booking, (index, start) in zip(bookings, starts_named, strict=True):
+        _validate(booking)
+        try:
+            _save_without_overlap(booking)
+        except Conflict as error:
+            raise Conflict(
+                f"Not booked: occurrence {index} of the series, {_describe(start, time_zone)}, was just taken.",
+                errors={f"occurrences[{index}]": [f"{_describe(start, time_zone)} was just taken."]},
+            ) from error
+        attendees = _new_attendees(fields)
+        for attendee in attendees:
+            attendee.full_clean(exclude=["booking", "name"] if not attendee.name else ["booking"])
+            attendee.booking = booking
+        all_attendees.append(attendees)
+    Attendee.objects.bulk_create([attendee for attendees in all_attendees for attendee in attendees])
+    return all_attendees
+
+
+def _emit_created(bookings: list[Booking], attendees: list[list[Attendee]], recurring_event: dict) -> None:
+    """BOOKING_CREATED (BOOKING_REQUESTED when it needs confirmation) for each occurrence, as Cal.com
+    sends one per booking of a series, each carrying the series' `recurringEvent`."""
+    webhooks = booking_webhooks(bookings[0])
+    for booking, booking_attendees in zip(bookings, attendees, strict=True):
+        pending = booking.status == BookingStatus.PENDING
+        trigger = WebhookTrigger.BOOKING_REQUESTED if pending else WebhookTrigger.BOOKING_CREATED
+        subscribed = subscribed_to(trigger, webhooks)
+        if subscribed:
+            payload = booking_payload(
+                booking, trigger=trigger, attendees=booking_attendees, recurring_event=recurring_event
+            )
+            create_deliveries(webhooks=subscribed, trigger=trigger, payload=payload)
+        if booking.status == BookingStatus.ACCEPTED:
+            create_meeting_triggers(booking=booking, webhooks=webhooks)
+
+
+def _host_and_zone(event_type: EventType, start: datetime):
+    host, schedule = event_type_host(event_type), event_type_schedule(event_type)
+    if host is None or schedule is None:
+        raise Conflict(f"{iso_utc(start)} is not an available slot of event type {event_type.pk}.")
+    return host, schedule.time_zone
+
+
+def _check_length(event_type: EventType, start: datetime, end: datetime | None) -> None:
+    if end is not None and end != start + timedelta(minutes=event_type.length):
+        raise ValidationError({"end": f"A booking of this event type lasts {event_type.length} minutes."})
+
+
+def _check_series_id_free(series_id: str) -> None:
+    if Booking.objects.filter(recurring_event_id=series_id).exists():
+        raise Conflict(f"recurringEventId {series_id} already names a series; leave it out to get a new one.")
+
+
+@transaction.atomic
+def booking_series_create(
+    *,
+    event_type: EventType,
+    start: datetime,
+    count: int,
+    recurring_event_id: str = "",
+    end: datetime | None = None,
+    now: datetime | None = None,
+    **fields,
+) -> list[Booking]:
+    """Book `count` occurrences of `event_type`'s recurrence from `start`, in one transaction: all of
+    them or, when any is not an offered slot, none (409 naming each). `fields` are those of
+    `booking_create` (the attendee, guests, title, ...), the same on every occurrence.
+
+    Returns the bookings in order; each gets BOOKING_CREATED (or BOOKING_REQUESTED) with the series'
+    `recurringEvent` (`count` = the occurrences booked), and MEETING_* triggers when accepted."""
+    now = now or timezone.now()
+    recurrence = checked_count(event_type, count)
+    _check_length(event_type, start, end)
+    host, time_zone = _host_and_zone(event_type, start)
+    series_id = recurring_event_id or str(uuid.uuid4())
+    _lock_series(host.pk)
+    _check_series_id_free(series_id)
+    starts = occurrence_starts(start, time_zone, recurrence, count)
+    indexes = list(range(count))
+    _check_offered(event_type=event_type, starts=starts, indexes=indexes, time_zone=time_zone, now=now)
+    bookings = [
+        _new_booking(event_type=event_type, host=host, start=occurrence, series_id=series_id, fields=fields)
+        for occurrence in starts
+    ]
+    attendees = _write(bookings=bookings, fields=fields, starts_named=list(enumerate(starts)), time_zone=time_zone)
+    _emit_created(bookings, attendees, recurrence.as_json(count))
+    return bookings
+
+
+@transaction.atomic
+def booking_occurrence_create(
+    *,
+    event_type: EventType,
+    start: datetime,
+    recurring_event_id: str,
+    all_recurring_dates: list[datetime],
+    current_recurring_index: int,
+    recurring_count: int | None = None,
+    end: datetime | None = None,
+    now: datetime | None = None,
+    **fields,
+) -> Booking:
+    """Cal.com's other way to book a series: one request per occurrence, each naming the series
+    (`recurringEventId`), all its dates (`allRecurringDates`) and which one it books
+    (`currentRecurringIndex`). The series is the one `booking_series_create` would book from the
+    first date with as many occurrences as there are dates, so `start` must be this service's
+    occurrence of that index (400 naming the time it expects otherwise). The occurrence must be an
+    offered slot (else 409) and the series id must not belong to another event type (409)."""
+    now = now or timezone.now()
+    count = len(all_recurring_dates)
+    recurrence = checked_count(event_type, count, field="allRecurringDates")
+    if recurring_count is not None and recurring_count != count:
+        detail = f"allRecurringDates has {count} dates; recurringCount says {recurring_count}."
+        raise ValidationError({"recurringCount": detail})
+    if current_recurring_index >= count:
+        detail = f"allRecurringDates has {count} dates (indexes 0 to {count - 1})."
+        raise ValidationError({"currentRecurringIndex": detail})
+    _check_length(event_type, start, end)
+    host, time_zone = _host_and_zone(event_type, start)
+    expected = occurrence_starts(all_recurring_dates[0], time_zone, recurrence, count)[current_recurring_index]
+    if start != expected:
+        raise ValidationError(
+            {
+                "start": f"Occurrence {current_recurring_index} of this series is {_describe(expected, time_zone)}: "
+                "the same wall-clock time as the first, in the organiser's time zone."
+            }
+        )
+    _lock_series(host.pk)
+    series = Booking.objects.filter(recurring_event_id=recurring_event_id)
+    if series.exclude(event_type=event_type).exists() or series.exclude(organizer=host).exists():
+        raise Conflict(f"recurringEventId {recurring_event_id} names a series of another event type.")
+    _check_offered(
+        event_type=event_type, starts=[start], indexes=[current_recurring_index], time_zone=time_zone, now=now
+    )
+    booking = _new_booking(event_type=event_type, host=host, start=start, series_id=recurring_event_id, fields=fields)
+    attendees = _write(
+        bookings=[booking], fields=fields, starts_named=[(current_recurring_index, start)], time_zone=time_zone
+    )
+    _emit_created([booking], attendees, recurrence.as_json(count))
+    return booking
+
+
+def series_bookings_to_cancel(booking: Booking, *, subsequent_only: bool, now: datetime):
+    """The other active occurrences a series cancellation takes with `booking`: with
+    `subsequent_only`, those starting after it (v2's `cancelSubsequentBookings`); otherwise every
+    one not started yet (Cal.com's `allRemainingBookings`)."""
+    others = Booking.objects.filter(
+        recurring_event_id=booking.recurring_event_id,
+        organizer_id=booking.organizer_id,
+        status__in=ACTIVE_STATUSES,
+    ).exclude(pk=booking.pk)
+    boundary = booking.start_time if subsequent_only else now
+    others = others.filter(start_time__gt=boundary) if subsequent_only else others.filter(start_time__gte=boundary)
+    return others.select_for_update(of=("self",)).order_by("start_time")
+
+
+@transaction.atomic
+def booking_cancel_series(
+    *,
+    booking: Booking,
+    subsequent_only: bool,
+    cancellation_reason: str = "",
+    cancelled_by: str = "",
+    now: datetime | None = None,
+) -> list[Booking]:
+    """Cancel `booking` and, when it belongs to a series, the series' other active occurrences that
+    have not started (`allRemainingBookings`) or that come after it (`cancelSubsequentBookings`).
+
+    As Cal.com: one BOOKING_CANCELLED, for `booking`, carrying the event type's `recurringEvent`;
+    the pending MEETING_* triggers of every cancelled occurrence go. Returns the cancelled bookings,
+    `booking` first. A booking that is not ACCEPTED or PENDING is a 409 and changes nothing."""
+    now = now or timezone.now()
+    booking = booking_for_update(booking_id=booking.pk)
+    if booking.status not in ACTIVE_STATUSES:
+        raise Conflict(f"Booking {booking.pk} is {booking.status} and cannot be cancelled.")
+    others = []
+    if booking.recurring_event_id:
+        others = list(series_bookings_to_cancel(booking, subsequent_only=subsequent_only, now=now))
+    cancelled = [booking, *others]
+    for each in cancelled:
+        each.status = BookingStatus.CANCELLED
+        each.cancellation_reason = cancellation_reason
+        each.cancelled_by = cancelled_by
+        _validate(each)
+        each.save(update_fields=["status", "cancellation_reason", "cancelled_by", "updated_at"])
+        cancel_meeting_triggers(booking=each)
+    subscribed = subscribed_to(WebhookTrigger.BOOKING_CANCELLED, booking_webhooks(booking))
+    if subscribed:
+        recurrence = event_type_recurrence(booking.event_type) if booking.event_type is not None else None
+        recurring_event = recurrence.as_json() if recurrence is not None and booking.recurring_event_id else None
+        payload = booking_payload(booking, trigger=WebhookTrigger.BOOKING_CANCELLED, recurring_event=recurring_event)
+        create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.BOOKING_CANCELLED, payload=payload)
+    return cancelled
+
+
+def book_recurring(*, event_type: EventType, data: dict, rescheduling: bool) -> Booking | None:
+    """POST /bookings' recurring fields, popped from the validated `data`: the first booking of a
+    series booked with `recurringCount`, the occurrence booked with `allRecurringDates` and
+    `currentRecurringIndex`, or None for a single booking (`booking_create`'s). A recurring event
+    type needs one of the two ways unless a booking is being rescheduled (one occurrence at a time);
+    a one-off event type refuses both (400)."""
+    recurring_count = data.pop("recurring_count", None)
+    if recurring_count == 1 and not event_type.recurring_event:
+        # One occurrence of a one-off meeting is the meeting (Pipedream's action always sends 1).
+        recurring_count = None
+    recurring_event_id = data.pop("recurring_event_id", None)
+    all_recurring_dates = data.pop("all_recurring_dates", None)
+    current_recurring_index = data.pop("current_recurring_index", None)
+    fields = {
+        "attendee_name": data.pop("name"),
+        "attendee_email": data.pop("email"),
+        "attendee_time_zone": data.pop("time_zone"),
+        **data,
+    }
+    if all_recurring_dates is not None:
+        return booking_occurrence_create(
+            event_type=event_type,
+            recurring_event_id=recurring_event_id,
+            all_recurring_dates=all_recurring_dates,
+            current_recurring_index=current_recurring_index,
+            recurring_count=recurring_count,
+            **fields,
+        )
+    if recurring_count is not None:
+        series = booking_series_create(
+            event_type=event_type, count=recurring_count, recurring_event_id=recurring_event_id or "", **fields
+        )
+        return series[0]
+    if recurring_event_id is not None:
+        raise ValidationError(
+            {"recurringEventId": "Send it with recurringCount (a whole series) or allRecurringDates (one occurrence)."}
+        )
+    if event_type.recurring_event and not rescheduling:
+        count = event_type.recurring_event["count"]
+        raise ValidationError(
+            {"recurringCount": f"Event type {event_type.pk} recurs: send recurringCount (1 to {count})."}
+        )
+    # A single booking after all: give the fields back as `booking_create` takes them.
+    data.update(name=fields["attendee_name"], email=fields["attendee_email"], time_zone=fields["attendee_time_zone"])
+    return None
