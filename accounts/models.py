@@ -73,6 +73,12 @@ class User(AbstractUser):
             models.Index(OpClass(Lower("email"), name="text_pattern_ops"), name="user_email_lower_prefix"),
             models.Index(OpClass(Lower("username"), name="text_pattern_ops"), name="user_username_lower_prefix"),
             GinIndex(OpClass(Lower("name"), name="gin_trgm_ops"), name="user_name_trgm"),
+            # The back office's filters: the few staff, superusers, admins, inactive or verified users.
+            models.Index(fields=["role"], name="user_role"),
+            models.Index(fields=["id"], condition=Q(is_staff=True), name="user_staff"),
+            models.Index(fields=["id"], condition=Q(is_superuser=True), name="user_superuser"),
+            models.Index(fields=["id"], condition=Q(is_active=False), name="user_inactive"),
+            models.Index(fields=["id"], condition=Q(verified=True), name="user_verified"),
         ]
 
     def __str__(self):

@@ -30,7 +30,8 @@ def _periods_with_rows(queryset, field_name: str, is_datetime: bool, periods) ->
         return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min)) if is_datetime else day
 
     probes = [
-        queryset.order_by()
+        # Ordered by the field, so each probe reads the field's index from the period's start.
+        queryset.order_by(field_name)
         .filter(**{f"{field_name}__gte": bound(start), f"{field_name}__lt": bound(end)})
         .values(period=models.Value(index))[:1]
         for index, (start, end) in enumerate(periods)
