@@ -1,13 +1,16 @@
 """`make bench-admin` (`python -m benchmarks.admin`): the back office's pages on an empty database and
 on a production-sized one, side by side in one run.
 
-Two databases are (re)created and migrated: `<name>` is seeded by `benchmarks.admin_seed` at
-`--scale` (1 = 10^6 payments, 5 x 10^5 bookings, 2 x 10^4 teams, 2 x 10^5 memberships, ...) and
-vacuumed and analysed, as autovacuum leaves a table; `<name>_empty` stays empty. Each page is then
-requested as a signed-in superuser through Django's test client (in-process: the figure is the
-application's and the database's time, without a network or a server's queue), on the empty
-database and then on the large one, one warm-up and `--runs` timed requests each; the table shows
-the medians, their ratio and the size of the large database's page.
+Three databases are (re)created and migrated: `<name>` is seeded by `benchmarks.admin_seed` at
+`--scale` (1 = 10^6 payments, 5 x 10^5 bookings, 2 x 10^4 teams, 2 x 10^5 memberships, ...),
+`<name>_small` with a thousandth of that (1,000 payments: every list has full pages), both vacuumed
+and analysed as autovacuum leaves a table; `<name>_empty` stays empty. Each page is then requested
+as a signed-in superuser through Django's test client (in-process: the figure is the application's
+and the database's time, without a network or a server's queue), on each database in turn, one
+warm-up and `--runs` timed requests each; the table shows the medians, the large database's time
+over the empty one's and over the small one's (same page, same number of rows shown), the size of
+the large database's page, and the time its SQL queries took (one more request, with the queries
+timed).
 
 BENCH_ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_admin) names the
 large database; its name must contain "bench" (both databases are dropped and re-created unless
@@ -33,7 +36,7 @@ import psycopg  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
+from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
 from accounts.models import Membership, User  # noqa: E402
 from benchmarks.admin_seed import seed, sizes_at  # noqa: E402
@@ -91,6 +94,11 @@ def recreate(names: list[str]) -> None:
             admin.execute(f'CREATE DATABASE "{name}"')
 
 
+def exists(name: str) -> bool:
+    with psycopg.connect(urlsplit(DATABASE_URL)._replace(path="/postgres").geturl()) as admin:
+        return admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
+
+
 def operator_client() -> Client:
     operator, _ = User.objects.get_or_create(
         username="bench-operator",
@@ -116,27 +124,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_ADMIN_SCALE", "1")))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--reuse", action="store_true", help="keep the databases of the last run")
+    parser.add_argument("--reuse", action="store_true", help="keep the databases of the last run (make missing ones)")
     arguments = parser.parse_args()
 
     large = connection.settings_dict["NAME"]
-    empty = f"{large}_empty"
+    empty, small = f"{large}_empty", f"{large}_small"
     if "bench" not in large:
         sys.exit(f"The database name must contain 'bench' (it is dropped and re-created): {large}")
     setup_test_environment()
-    if not arguments.reuse:
-        recreate([large, empty])
-        for name in (empty, large):
+    missing = [large, small, empty] if not arguments.reuse else [name for name in (small,) if not exists(name)]
+    if missing:
+        recreate(missing)
+        for name in missing:
             use_database(name)
             call_command("migrate", verbosity=0)
-        started = time.monotonic()
-        sizes = seed(sizes_at(arguments.scale))
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-        print(f"seeded {sizes} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+            if name == empty:
+                continue
+            started = time.monotonic()
+            sizes = seed(sizes_at(arguments.scale if name == large else 0.001))
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
+            print(f"{name}: seeded {sizes} in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
     clients = {}
-    for name in (empty, large):
+    for name in (empty, small, large):
         use_database(name)
         clients[name] = operator_client()
     use_database(large)
@@ -146,18 +157,23 @@ def main() -> None:
 
     print(f"Sizes: {counts['payments']:,} payments, {counts['memberships']:,} memberships (scale {arguments.scale}).")
     print(f"Median of {arguments.runs} requests after a warm-up, in ms.\n")
-    print("| page | empty | production-sized | × | HTML |")
-    print("|---|--:|--:|--:|--:|")
+    print("| page | empty | 1,000 payments | production-sized | × empty | × 1,000 | HTML | SQL (queries) |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
     for label, path in pages(payment, membership):
         figures = {}
-        for name in (empty, large):
+        for name in (empty, small, large):
             use_database(name)
             figures[name] = timed(clients[name], path, arguments.runs)
-        (empty_ms, empty_status, _), (large_ms, large_status, size) = figures[empty], figures[large]
+        with CaptureQueriesContext(connection) as queries:
+            clients[large].get(path)
+        sql_ms = sum(float(query["time"]) for query in queries.captured_queries) * 1000
+        (empty_ms, empty_status, _), (small_ms, _, _) = figures[empty], figures[small]
+        large_ms, large_status, size = figures[large]
         statuses = "" if empty_status == large_status == 200 else f" ({empty_status}/{large_status})"
         print(
-            f"| `{path}`{statuses} ({label}) | {empty_ms:.0f} | {large_ms:.0f} | {large_ms / empty_ms:.1f} "
-            f"| {size / 1024:.0f} KB |",
+            f"| `{path}`{statuses} ({label}) | {empty_ms:.0f} | {small_ms:.0f} | {large_ms:.0f} "
+            f"| {large_ms / empty_ms:.1f} | {large_ms / small_ms:.1f} | {size / 1024:.0f} KB "
+            f"| {sql_ms:.0f} ms ({len(queries.captured_queries)}) |",
             flush=True,
         )
 
