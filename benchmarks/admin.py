@@ -47,7 +47,7 @@ TEAM_FIELD = "app_label=accounts&model_name=membership&field_name=team"
 
 
 def pages(payment, membership) -> list[tuple[str, str]]:
-    """(label, path) of each page measured: the issue's table first, then the other lists."""
+    """(label, path) of each page measured: the lists first measured before this work, then the others."""
     payments = "/admin/payments/payment/"
     pages = [
         ("payments", payments),

@@ -17,8 +17,8 @@ from payments.models import Payment
 from scheduling.models import Attendee, Booking
 from webhooks.models import Webhook, WebhookDelivery
 
-# Rows at scale 1: the sizes the back office is held to (issue text: 2 x 10^4 teams, 2 x 10^5
-# memberships, 5 x 10^5 bookings, 10^6 payments), and the other admin lists in proportion.
+# Rows at scale 1: the sizes the back office is held to (2 x 10^4 teams, 2 x 10^5 memberships,
+# 5 x 10^5 bookings, 10^6 payments), and the other admin lists in proportion.
 SIZES = {
     "users": 50_000,
     "teams": 20_000,
