@@ -116,6 +116,16 @@ bench-webhooks: venv-dev ## Webhook delivery latency and throughput of one worke
 bench-slots: venv-dev ## CPU of one GET /slots at the input limits next to a typical schedule (seconds)
 	$(BIN)/python -m benchmarks.slots
 
+.PHONY: bench-admin
+# The back office on an empty and a production-sized database side by side (docs/benchmarks.md):
+# (re)creates BENCH_ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_admin;
+# its name must contain "bench") and `<name>_empty`, seeds the first with generate_series at
+# BENCH_ADMIN_SCALE (default 1: 10^6 payments, 5 x 10^5 bookings, 2 x 10^4 teams, 2 x 10^5 memberships),
+# prints the table. Several minutes at scale 1 on 2 cores (most of it seeding); needs PostgreSQL and Redis.
+BENCH_ADMIN_SCALE ?= 1
+bench-admin: venv-dev ## The back office's pages, empty vs production-sized database (minutes)
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.admin --scale $(BENCH_ADMIN_SCALE)
+
 .PHONY: fuzz
 # The schemathesis test of `make test` with more generated requests per operation and mode
 # (FUZZ_EXAMPLES, default here 100; `make test` uses 6). Needs PostgreSQL and Redis like `make test`.

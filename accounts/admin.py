@@ -17,7 +17,8 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.forms.models import BaseInlineFormSet
 from django.http import Http404
 from django.urls import path
@@ -52,6 +53,7 @@ from accounts.services import (
 )
 from accounts.throttle import ThrottledAdminAuthenticationForm
 from core.admin import RevealOnceAdminMixin, ServiceRefusalAdminMixin
+from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 
 # The admin's sign-in goes through the same throttle as /auth/login (accounts.throttle).
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -85,7 +87,7 @@ def adopt_saved(obj, saved) -> None:
 
 
 @admin.register(User)
-class UserAdmin(ServiceRefusalAdminMixin, DjangoUserAdmin):
+class UserAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, DjangoUserAdmin):
     add_form = UserAddForm
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("username", "email", "name", "password1", "password2")}),)
     fieldsets = (
@@ -119,7 +121,11 @@ class UserAdmin(ServiceRefusalAdminMixin, DjangoUserAdmin):
     )
     list_display = ("username", "email", "name", "role", "time_zone", "is_staff", "is_active", "date_joined")
     list_filter = ("role", "is_staff", "is_superuser", "is_active", "verified")
-    search_fields = ("username", "email", "name")
+    search_by = (
+        SearchField("username", "username", PREFIX_ANY_CASE),
+        SearchField("email", "e-mail", PREFIX_ANY_CASE),
+        SearchField("name", "name", CONTAINS),
+    )
     raw_id_fields = ("default_schedule",)
     ordering = ("id",)
     filter_horizontal = ("user_permissions",)
@@ -189,9 +195,9 @@ class TeamAddForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
+class TeamAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("name", "slug", "member_count", "hide_branding", "created_at")
-    search_fields = ("name", "slug")
+    search_by = (SearchField("name", "name", CONTAINS), SearchField("slug", "slug", PREFIX))
     prepopulated_fields = {"slug": ("name",)}
     inlines = (MembershipInline,)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
@@ -245,18 +251,27 @@ class TeamAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
             team_delete(team=team, actor=None)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(member_count=Count("memberships"))
+        # A correlated subquery, computed only for the rows a page shows (a JOIN + GROUP BY would
+        # count the members of every team). Not sortable, for the same reason.
+        members = Membership.objects.filter(team=OuterRef("pk")).order_by().values("team").annotate(count=Count("pk"))
+        return super().get_queryset(request).annotate(member_count=Coalesce(Subquery(members.values("count")), 0))
 
-    @admin.display(description="members", ordering="member_count")
+    @admin.display(description="members")
     def member_count(self, team):
         return team.member_count
 
 
 @admin.register(Membership)
-class MembershipAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
+class MembershipAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("user", "user_email", "team", "role", "accepted", "disable_impersonation", "created_at")
-    list_filter = ("role", "accepted", "team")
-    search_fields = ("user__email", "team__name")
+    # Teams and users are chosen by typing (the admin's autocomplete), never listed in the sidebar.
+    list_filter = ("role", "accepted", autocomplete_filter("team"), autocomplete_filter("user"))
+    search_by = (
+        SearchField("user__email", "member e-mail", PREFIX_ANY_CASE),
+        SearchField("user__username", "member username", PREFIX_ANY_CASE),
+        SearchField("team__name", "team name", CONTAINS),
+        SearchField("team__slug", "team slug", PREFIX),
+    )
     list_select_related = ("user", "team")
     autocomplete_fields = ("user", "team")
 
@@ -338,13 +353,18 @@ class RevokedFilter(admin.SimpleListFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
+class ApiKeyAdmin(ScaledAdminMixin, RevealOnceAdminMixin, admin.ModelAdmin):
     """API keys are created through `api_key_create` and shown once; afterwards they can only be
     looked at or revoked (no field of an issued key may change)."""
 
     list_display = ("visible_prefix", "note", "user", "expires_at", "last_used_at", "revoked_at", "created_at")
-    list_filter = (RevokedFilter, "expires_at", "created_at")
-    search_fields = ("prefix", "note", "user__email", "user__username")
+    list_filter = (RevokedFilter, autocomplete_filter("user"), "expires_at", "created_at")
+    search_by = (
+        SearchField("prefix", "prefix", PREFIX),
+        SearchField("note", "note", CONTAINS),
+        SearchField("user__email", "owner e-mail", PREFIX_ANY_CASE),
+        SearchField("user__username", "owner username", PREFIX_ANY_CASE),
+    )
     list_select_related = ("user",)
     autocomplete_fields = ("user",)
     actions = ("revoke_keys",)
@@ -483,7 +503,7 @@ class SuspendedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Application)
-class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
+class OAuthClientAdmin(ScaledAdminMixin, RevealOnceAdminMixin, admin.ModelAdmin):
     """Operators register OAuth clients here (docs/oauth.md). The secret is shown once, then only its
     hash exists; "Issue a new client secret" replaces it."""
 
@@ -492,7 +512,7 @@ class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/oauth2_provider/application/change_form.html"
     list_display = ("name", "client_id", "client_type", "scope_ceiling", "can_authorize", "suspended", "created")
     list_filter = ("client_type", ScopeCeilingFilter, SuspendedFilter, "created")
-    search_fields = ("name", "client_id")
+    search_by = (SearchField("name", "name", CONTAINS), SearchField("client_id", "client id", PREFIX))
     list_select_related = ("profile",)
     actions = ("suspend_clients", "reactivate_clients")
 
@@ -600,12 +620,16 @@ class OAuthClientAdmin(RevealOnceAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(OAuthCodeRedemption)
-class OAuthCodeRedemptionAdmin(admin.ModelAdmin):
+class OAuthCodeRedemptionAdmin(ScaledAdminMixin, admin.ModelAdmin):
     """Read-only: rows are written by the token endpoint to catch replayed authorization codes."""
 
     list_display = ("id", "application", "user", "scope", "token_family", "created_at")
-    list_filter = ("application", "created_at")
-    search_fields = ("application__name", "application__client_id", "user__email", "user__username")
+    list_filter = (autocomplete_filter("application", "OAuth client"), autocomplete_filter("user"), "created_at")
+    search_by = (
+        SearchField("application__client_id", "client id", PREFIX),
+        SearchField("user__email", "user e-mail", PREFIX_ANY_CASE),
+        SearchField("user__username", "username", PREFIX_ANY_CASE),
+    )
     list_select_related = ("application", "user")
     fields = ("application", "user", "scope", "token_family", "created_at")
     readonly_fields = fields

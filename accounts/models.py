@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -67,6 +68,18 @@ class User(AbstractUser):
             models.CheckConstraint(condition=Q(time_format__in=TimeFormat.values), name="user_time_format_valid"),
             models.CheckConstraint(condition=Q(end_time__lte=1440), name="user_end_time_within_day"),
         ]
+        # The back office's search (core.admin_scale): case-insensitive prefixes, names by trigram.
+        indexes = [
+            models.Index(OpClass(Lower("email"), name="text_pattern_ops"), name="user_email_lower_prefix"),
+            models.Index(OpClass(Lower("username"), name="text_pattern_ops"), name="user_username_lower_prefix"),
+            GinIndex(OpClass(Lower("name"), name="gin_trgm_ops"), name="user_name_trgm"),
+            # The back office's filters: the few staff, superusers, admins, inactive or verified users.
+            models.Index(fields=["role"], name="user_role"),
+            models.Index(fields=["id"], condition=Q(is_staff=True), name="user_staff"),
+            models.Index(fields=["id"], condition=Q(is_superuser=True), name="user_superuser"),
+            models.Index(fields=["id"], condition=Q(is_active=False), name="user_inactive"),
+            models.Index(fields=["id"], condition=Q(verified=True), name="user_verified"),
+        ]
 
     def __str__(self):
         return self.username
@@ -86,6 +99,7 @@ class Team(models.Model):
 
     class Meta:
         ordering = ["id"]
+        indexes = [GinIndex(OpClass(Lower("name"), name="gin_trgm_ops"), name="team_name_trgm")]
 
     def __str__(self):
         return self.name
@@ -139,6 +153,10 @@ class ApiKey(models.Model):
     class Meta:
         ordering = ["id"]
         verbose_name = "API key"
+        indexes = [
+            models.Index(fields=["prefix"], name="api_key_prefix", opclasses=["varchar_pattern_ops"]),
+            GinIndex(OpClass(Lower("note"), name="gin_trgm_ops"), name="api_key_note_trgm"),
+        ]
 
     def __str__(self):
         return f"{self.prefix}… ({self.note or self.user})"

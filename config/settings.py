@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Index expressions with operator classes (the back office's search indexes, pg_trgm).
+    "django.contrib.postgres",
     "rest_framework",
     "oauth2_provider",
     "drf_spectacular",

@@ -11,6 +11,14 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.html import format_html
 
+from core.admin_scale import (
+    PREFIX,
+    PREFIX_ANY_CASE,
+    ScaledAdminMixin,
+    SearchField,
+    autocomplete_filter,
+    indexed_values_filter,
+)
 from payments.models import Payment
 from payments.services import payment_mark_paid, payment_mark_refunded
 
@@ -29,13 +37,29 @@ def format_money(amount: int, currency: str) -> str:
 
 
 @admin.register(Payment)
-class PaymentAdmin(admin.ModelAdmin):
+class PaymentAdmin(ScaledAdminMixin, admin.ModelAdmin):
     # Seven narrow columns, so that the list fits a 1400 px window beside its filters: the booking uid
     # never wraps, the payment uid is shortened (in full on hover, on the payment's page and in search).
     list_display = ("short_uid", "booking_uid", "organizer", "amount_with_fee", "state", "app", "created_short")
     list_display_links = ("short_uid",)
-    list_filter = ("success", "refunded", "currency", "payment_option", "app", "created_at")
-    search_fields = ("uid", "external_id", "booking__uid", "booking__organizer__email")
+    list_filter = (
+        "success",
+        "refunded",
+        indexed_values_filter("currency"),
+        "payment_option",
+        "app",
+        autocomplete_filter("booking__organizer", "organizer"),
+        "created_at",
+    )
+    # What staff paste: a payment uid, the payment provider's charge id, a booking uid or the
+    # organiser's e-mail; each is read from its own index (core.admin_scale).
+    search_by = (
+        SearchField("uid", "payment uid", PREFIX),
+        SearchField("external_id", "charge id", PREFIX),
+        SearchField("booking__uid", "booking uid", PREFIX),
+        SearchField("booking__organizer__email", "organizer e-mail", PREFIX_ANY_CASE),
+    )
+    change_list_template = "admin/payments/payment/change_list.html"
     list_select_related = ("booking__organizer", "app")
     date_hierarchy = "created_at"
     fields = (

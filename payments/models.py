@@ -36,7 +36,8 @@ class Payment(models.Model):
             models.Index(fields=["currency"], name="payment_currency"),
             models.Index(fields=["payment_option"], name="payment_option"),
             models.Index(fields=["created_at"], name="payment_created_at"),
-            models.Index(fields=["external_id"], name="payment_external_id"),
+            # Exact and prefix lookups of a charge id (the back office's search).
+            models.Index(fields=["external_id"], name="payment_external_id_prefix", opclasses=["varchar_pattern_ops"]),
         ]
 
     def __str__(self):

@@ -10,10 +10,12 @@ the event type's own rules (one owner, a slug unique per owner, its schedule) do
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from accounts.admin import adopt_saved
 from core.admin import ServiceRefusalAdminMixin
+from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 from core.exceptions import ApplicationError
 from payments.admin import format_money
 from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
@@ -95,16 +97,23 @@ class EventTypeInline(admin.TabularInline):
 
 
 @admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin):
+class ScheduleAdmin(ScaledAdminMixin, admin.ModelAdmin):
     list_display = ("name", "user", "time_zone", "is_default", "rule_count", "created_at")
-    list_filter = ("time_zone",)
-    search_fields = ("name", "user__email", "user__username")
+    list_filter = (autocomplete_filter("user", "owner"),)
+    search_by = (
+        SearchField("name", "name", CONTAINS),
+        SearchField("user__email", "owner e-mail", PREFIX_ANY_CASE),
+        SearchField("user__username", "owner username", PREFIX_ANY_CASE),
+    )
     list_select_related = ("user",)
     autocomplete_fields = ("user",)
     inlines = (AvailabilityInline, EventTypeInline)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(rule_count=Count("availability"))
+        # Counted per shown row (a correlated subquery), not for every schedule; hence not sortable.
+        rules = Availability.objects.filter(schedule=OuterRef("pk")).order_by().values("schedule")
+        rule_count = Coalesce(Subquery(rules.annotate(count=Count("pk")).values("count")), 0)
+        return super().get_queryset(request).annotate(rule_count=rule_count)
 
     def get_readonly_fields(self, request, obj=None):
         return () if obj is None else ("user",)  # a schedule does not change hands
@@ -140,16 +149,27 @@ class ScheduleAdmin(admin.ModelAdmin):
     def is_default(self, schedule):
         return schedule.user.default_schedule_id == schedule.pk
 
-    @admin.display(description="rules", ordering="rule_count")
+    @admin.display(description="rules")
     def rule_count(self, schedule):
         return schedule.rule_count
 
 
 @admin.register(EventType)
-class EventTypeAdmin(ServiceRefusalAdminMixin, admin.ModelAdmin):
+class EventTypeAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmin):
     list_display = ("title", "slug", "owner", "team", "length", "price_display", "schedule", "hidden")
-    list_filter = ("hidden", "requires_confirmation", "currency")
-    search_fields = ("title", "slug", "owner__email", "team__name")
+    list_filter = (
+        "hidden",
+        "requires_confirmation",
+        "currency",
+        autocomplete_filter("owner"),
+        autocomplete_filter("team"),
+    )
+    search_by = (
+        SearchField("title", "title", CONTAINS),
+        SearchField("slug", "slug", PREFIX),
+        SearchField("owner__email", "owner e-mail", PREFIX_ANY_CASE),
+        SearchField("team__slug", "team slug", PREFIX),
+    )
     list_select_related = ("owner", "team", "schedule")
     autocomplete_fields = ("owner", "team", "schedule")
 
@@ -185,14 +205,19 @@ class AttendeeInline(admin.TabularInline):
 
 
 @admin.register(Booking)
-class BookingAdmin(admin.ModelAdmin):
+class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
     """Bookings are made through the API (which checks the slot is offered and free). Here staff
     inspect them, fix descriptive fields and attendees, and move them through their lifecycle with
     the actions, which emit the same webhook events as the API."""
 
     list_display = ("uid", "title", "organizer", "event_type", "start_time", "end_time", "status")
-    list_filter = ("status", "start_time")
-    search_fields = ("uid", "title", "organizer__email", "attendees__email")
+    list_filter = ("status", autocomplete_filter("organizer"), "start_time")
+    search_by = (
+        SearchField("uid", "booking uid", PREFIX),
+        SearchField("organizer__email", "organizer e-mail", PREFIX_ANY_CASE),
+        SearchField("attendees__email", "attendee e-mail", PREFIX_ANY_CASE),
+        SearchField("title", "title", CONTAINS),
+    )
     list_select_related = ("organizer", "event_type")
     readonly_fields = (
         "uid",

@@ -1,8 +1,10 @@
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 
 from accounts.models import validate_time_zone
 
@@ -19,6 +21,7 @@ class Schedule(models.Model):
 
     class Meta:
         ordering = ["id"]
+        indexes = [GinIndex(OpClass(Lower("name"), name="gin_trgm_ops"), name="schedule_name_trgm")]
 
     def __str__(self):
         return self.name
@@ -117,7 +120,10 @@ class EventType(models.Model):
                 fields=["team", "slug"], condition=Q(team__isnull=False), name="event_type_team_slug_unique"
             ),
         ]
-        indexes = [models.Index(fields=["hidden"], name="event_type_hidden")]
+        indexes = [
+            models.Index(fields=["hidden"], name="event_type_hidden"),
+            GinIndex(OpClass(Lower("title"), name="gin_trgm_ops"), name="event_type_title_trgm"),
+        ]
 
     def __str__(self):
         return self.title
@@ -181,6 +187,7 @@ class Booking(models.Model):
                 condition=~Q(recurring_event_id=""),
                 name="booking_recurring_series",
             ),
+            GinIndex(OpClass(Lower("title"), name="gin_trgm_ops"), name="booking_title_trgm"),
         ]
 
     def __str__(self):
@@ -196,7 +203,10 @@ class Attendee(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["email"], name="attendee_email")]
+        indexes = [
+            models.Index(fields=["email"], name="attendee_email"),
+            models.Index(OpClass(Lower("email"), name="text_pattern_ops"), name="attendee_email_lower_prefix"),
+        ]
 
     def __str__(self):
         return f"{self.name} <{self.email}>"

@@ -7,8 +7,16 @@ from django.core.exceptions import ValidationError
 from django.db.models import Subquery
 from django.utils.html import format_html
 
+from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 from core.exceptions import Conflict
-from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
+from webhooks.models import (
+    PING_TRIGGER,
+    DeliveryAttempt,
+    Webhook,
+    WebhookDelivery,
+    WebhookScheduledTrigger,
+    WebhookTrigger,
+)
 from webhooks.services import (
     clean_event_triggers,
     delivery_redeliver,
@@ -85,11 +93,16 @@ class WebhookAdminForm(forms.ModelForm):
 
 
 @admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
+class WebhookAdmin(ScaledAdminMixin, admin.ModelAdmin):
     form = WebhookAdminForm
     list_display = ("subscriber_url", "owner", "active", "disabled_reason", "triggers", "created_at")
-    list_filter = ("active", "platform", "created_at")
-    search_fields = ("subscriber_url", "user__email", "user__username", "team__slug")
+    list_filter = ("active", "platform", autocomplete_filter("user", "owner"), "created_at")
+    search_by = (
+        SearchField("subscriber_url", "subscriber URL", CONTAINS),
+        SearchField("user__email", "owner e-mail", PREFIX_ANY_CASE),
+        SearchField("user__username", "owner username", PREFIX_ANY_CASE),
+        SearchField("team__slug", "team slug", PREFIX),
+    )
     list_select_related = ("user", "team", "event_type", "platform_oauth_client")
     raw_id_fields = ("user", "team", "event_type", "platform_oauth_client", "app")
     fields = (
@@ -162,11 +175,28 @@ class DeliveryAttemptInline(ReadOnlyInline):
         return attempt.response_body[:200]
 
 
+class TriggerEventFilter(admin.SimpleListFilter):
+    """The triggers a delivery can carry, from the list of triggers (the stock filter on a column
+    without choices would read every delivery for its distinct values)."""
+
+    title = "trigger event"
+    parameter_name = "trigger_event__exact"
+
+    def lookups(self, request, model_admin):
+        return [*WebhookTrigger.choices, (PING_TRIGGER, PING_TRIGGER)]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(trigger_event=self.value()) if self.value() else queryset
+
+
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(ScaledAdminMixin, admin.ModelAdmin):
     list_display = ("id", "subscriber", "trigger_event", "status", "attempts", "next_attempt_at", "created_at")
-    list_filter = ("status", "trigger_event", "created_at")
-    search_fields = ("message_id", "webhook__subscriber_url")
+    list_filter = ("status", TriggerEventFilter, autocomplete_filter("webhook"), "created_at")
+    search_by = (
+        SearchField("message_id", "webhook-id (msg_…)", PREFIX),
+        SearchField("webhook__subscriber_url", "subscriber URL", CONTAINS),
+    )
     list_select_related = ("webhook",)
     date_hierarchy = "created_at"
     fields = (

@@ -1,8 +1,10 @@
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 
 class WebhookTrigger(models.TextChoices):
@@ -91,7 +93,12 @@ class Webhook(models.Model):
                 name="webhook_client_url_unique",
             ),
         ]
-        indexes = [models.Index(fields=["active"], name="webhook_active")]
+        indexes = [
+            models.Index(fields=["active"], name="webhook_active"),
+            # The back office: its list in this ordering, and search in subscriber URLs.
+            models.Index(fields=["created_at", "id"], name="webhook_created_at_id"),
+            GinIndex(OpClass(Lower("subscriber_url"), name="gin_trgm_ops"), name="webhook_url_trgm"),
+        ]
 
     def __str__(self):
         return self.subscriber_url
@@ -183,6 +190,10 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["webhook", "status"], name="delivery_webhook_status"),
             models.Index(fields=["webhook", "event_created_at"], name="delivery_webhook_created"),
             models.Index(fields=["transaction_id", "id"], name="delivery_commit_order"),
+            # The back office: a webhook's latest deliveries, the log by status, its date hierarchy.
+            models.Index(fields=["webhook", "id"], name="delivery_webhook_id"),
+            models.Index(fields=["status", "id"], name="delivery_status_id"),
+            models.Index(fields=["created_at"], name="delivery_created_at"),
         ]
 
     def __str__(self):

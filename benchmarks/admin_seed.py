@@ -1,0 +1,223 @@
+"""Production-sized rows for the back office, written by PostgreSQL itself.
+
+One row of each model is made through the ORM (so that every column has a valid value); the rest are
+copies of it made by `INSERT ... SELECT ... FROM generate_series(...)`, with the columns that must
+differ (ids, names, e-mails, uids, charge ids, times, foreign keys) computed from the series number.
+At `scale=1` that is the production size of the back office's benchmark; the EXPLAIN test uses a
+small fraction. About a minute per million rows on a quiet 2-core machine.
+"""
+
+from datetime import timedelta
+
+from django.db import connection
+from django.utils import timezone
+
+from accounts.models import ApiKey, Membership, Team, User
+from payments.models import Payment
+from scheduling.models import Attendee, Booking
+from webhooks.models import Webhook, WebhookDelivery
+
+# Rows at scale 1: the sizes the back office is held to (2 x 10^4 teams, 2 x 10^5 memberships,
+# 5 x 10^5 bookings, 10^6 payments), and the other admin lists in proportion.
+SIZES = {
+    "users": 50_000,
+    "teams": 20_000,
+    "memberships": 200_000,
+    "bookings": 500_000,
+    "attendees": 500_000,
+    "payments": 1_000_000,
+    "webhooks": 20_000,
+    "deliveries": 1_000_000,
+    "api_keys": 20_000,
+}
+
+MEMBERS_PER_TEAM = 10
+CURRENCIES = ("usd", "eur", "gbp", "jpy", "chf")
+
+
+def sizes_at(scale: float) -> dict[str, int]:
+    """`SIZES` times `scale`, at least 10 of each and enough users to fill a team."""
+    sizes = {name: max(int(count * scale), 10) for name, count in SIZES.items()}
+    sizes["memberships"] = min(sizes["memberships"], sizes["teams"] * MEMBERS_PER_TEAM)
+    sizes["users"] = max(sizes["users"], MEMBERS_PER_TEAM)
+    return sizes
+
+
+def _clone(cursor, model, template_pk, count: int, overrides: dict[str, str], ids: dict[str, str] | None = None):
+    """Insert `count` copies of row `template_pk` of `model`; `overrides` maps a column to an SQL
+    expression of the series number `g` (1..count). `ids` names arrays of existing ids the
+    expressions may index (`users[1 + g % array_length(users, 1)]`), as `name: "SELECT ..."`."""
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    pk_column = model._meta.pk.column
+    columns = [f.column for f in model._meta.concrete_fields if f.column != pk_column or f.column in overrides]
+    values = [overrides.get(column, f"t.{quote(column)}") for column in columns]
+    arrays = "".join(
+        f", (SELECT array_agg(id ORDER BY id) FROM ({sql}) AS s) AS {name}" for name, sql in (ids or {}).items()
+    )
+    # The expressions use `%` (modulo); the values are numbers made here, not input, so no placeholders.
+    cursor.execute(
+        f"INSERT INTO {table} ({', '.join(quote(column) for column in columns)}) "
+        f"SELECT {', '.join(values)} FROM (SELECT *{arrays} FROM {table} WHERE {quote(pk_column)} = "
+        f"'{template_pk}') AS t CROSS JOIN generate_series(1, {int(count)}) AS g"
+    )
+
+
+def seed(sizes: dict[str, int]) -> dict[str, int]:
+    """Adds `sizes` rows (see `SIZES`, `sizes_at`) plus one template row per model to the database."""
+    now = timezone.now().replace(microsecond=0)
+    user = User.objects.create(username="seed-0", email="seed-0@example.org", name="Seed Person 0", password="!")
+    team = Team.objects.create(name="Seed Team 0", slug="seed-team-0")
+    membership = Membership.objects.create(user=user, team=team, role="OWNER", accepted=True)
+    # Bookings lie 2 minutes apart across about two years ending now (so the date hierarchy has
+    # years, months and days); an organizer's own bookings are `users` x 2 minutes apart, so they
+    # never overlap (the no-double-booking constraint).
+    first_start = now - timedelta(minutes=2 * sizes["bookings"])
+    booking = Booking.objects.create(
+        organizer=user, title="Seed meeting 0", start_time=first_start, end_time=first_start + timedelta(minutes=1)
+    )
+    attendee = Attendee.objects.create(
+        booking=booking, name="Seed Guest 0", email="guest-0@example.net", time_zone="UTC"
+    )
+    payment = Payment.objects.create(
+        booking=booking, uid="pay_seed_0", external_id="ch_seed_0", amount=5000, currency="usd"
+    )
+    webhook = Webhook.objects.create(user=user, subscriber_url="https://hooks.example.org/seed/0", event_triggers=[])
+    delivery = WebhookDelivery.objects.create(
+        webhook=webhook, trigger_event="BOOKING_CREATED", payload={}, event_created_at=now, message_id="msg_seed_0"
+    )
+    api_key = ApiKey.objects.create(user=user, prefix="sk_seed0", hashed_key="0" * 64, note="seed key 0")
+
+    users = {"users": f"SELECT id FROM accounts_user WHERE id > {user.pk}"}
+    with connection.cursor() as cursor:
+        _clone(
+            cursor,
+            User,
+            user.pk,
+            sizes["users"],
+            {
+                "username": "'user' || g",
+                "email": "'person' || g || '@example' || (g % 97) || '.org'",
+                "name": "'Person ' || g || ' ' || substr(md5(g::text), 1, 6)",
+            },
+        )
+        _clone(
+            cursor,
+            Team,
+            team.pk,
+            sizes["teams"],
+            {"name": "'Team ' || g || ' ' || md5('t' || g)", "slug": "'team-' || g"},
+        )
+        # Member k of team t is user (t * 10 + k) mod users: distinct within a team.
+        _clone(
+            cursor,
+            Membership,
+            membership.pk,
+            sizes["memberships"],
+            {
+                "team_id": f"teams[1 + (g - 1) / {MEMBERS_PER_TEAM}]",
+                "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "role": f"CASE WHEN (g - 1) % {MEMBERS_PER_TEAM} = 0 THEN 'OWNER' ELSE 'MEMBER' END",
+            },
+            {**users, "teams": f"SELECT id FROM accounts_team WHERE id > {team.pk}"},
+        )
+        _clone(
+            cursor,
+            Booking,
+            booking.pk,
+            sizes["bookings"],
+            {
+                "uid": "md5('b' || g)",
+                "title": "'Meeting ' || g",
+                "organizer_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "start_time": "t.start_time + g * interval '2 minutes'",
+                "end_time": "t.end_time + g * interval '2 minutes'",
+                "created_at": "t.start_time + g * interval '2 minutes'",
+            },
+            users,
+        )
+        bookings = {"bookings": f"SELECT id FROM scheduling_booking WHERE id > {booking.pk}"}
+        _clone(
+            cursor,
+            Attendee,
+            attendee.pk,
+            sizes["attendees"],
+            {
+                "booking_id": "bookings[1 + (g - 1) % array_length(bookings, 1)]",
+                "email": "'guest' || g || '@example.net'",
+                "name": "'Guest ' || g",
+            },
+            bookings,
+        )
+        # success: 9 in 10; refunded: 1 in 50 (all of them successful, as the constraint requires).
+        currencies = "ARRAY[" + ", ".join(f"'{code}'" for code in CURRENCIES) + "]"
+        _clone(
+            cursor,
+            Payment,
+            payment.pk,
+            sizes["payments"],
+            {
+                "uid": "'pay_' || md5('p' || g)",
+                "external_id": "'ch_' || md5('c' || g)",
+                "booking_id": "bookings[1 + (g - 1) % array_length(bookings, 1)]",
+                "amount": "100 + g % 100000",
+                "fee": "g % 300",
+                "currency": f"({currencies})[1 + g % {len(CURRENCIES)}]",
+                "success": "g % 10 <> 3",
+                "refunded": "g % 50 = 1",
+                "payment_option": "CASE WHEN g % 7 = 0 THEN 'HOLD' ELSE 'ON_BOOKING' END",
+                "created_at": f"timestamptz '{first_start.isoformat()}' + g * interval '1 minute'",
+            },
+            bookings,
+        )
+        _clone(
+            cursor,
+            Webhook,
+            webhook.pk,
+            sizes["webhooks"],
+            {
+                "id": "gen_random_uuid()",
+                "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "subscriber_url": "'https://hooks' || g % 1000 || '.example.org/cal/' || md5('w' || g)",
+                "created_at": f"timestamptz '{first_start.isoformat()}' + g * interval '1 hour'",
+            },
+            users,
+        )
+        _clone(
+            cursor,
+            WebhookDelivery,
+            delivery.pk,
+            sizes["deliveries"],
+            {
+                "webhook_id": "webhooks[1 + (g - 1) % array_length(webhooks, 1)]",
+                "message_id": "'msg_' || md5('m' || g)",
+                "status": "CASE WHEN g % 20 = 0 THEN 'failed' ELSE 'succeeded' END",
+                "attempts": "1 + (g % 20 = 0)::int * 9",
+                "created_at": f"timestamptz '{first_start.isoformat()}' + g * interval '1 minute'",
+                "event_created_at": f"timestamptz '{first_start.isoformat()}' + g * interval '1 minute'",
+            },
+            {"webhooks": f"SELECT id FROM webhooks_webhook WHERE id <> '{webhook.pk}'"},
+        )
+        _clone(
+            cursor,
+            ApiKey,
+            api_key.pk,
+            sizes["api_keys"],
+            {
+                "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "prefix": "'sk_' || substr(md5('k' || g), 1, 8)",
+                "hashed_key": "md5('h' || g) || md5('i' || g)",
+                "note": "'key ' || g || ' for ' || substr(md5('n' || g), 1, 10)",
+            },
+            users,
+        )
+        # GIN indexes collect new entries in a pending list that autovacuum merges later; merge it now,
+        # and take the planner's statistics, as autovacuum would leave them.
+        cursor.execute(
+            "SELECT gin_clean_pending_list(index.indexrelid) FROM pg_index AS index "
+            "JOIN pg_class AS relation ON relation.oid = index.indexrelid "
+            "JOIN pg_am AS method ON method.oid = relation.relam WHERE method.amname = 'gin'"
+        )
+        for model in (User, Team, Membership, Booking, Attendee, Payment, Webhook, WebhookDelivery, ApiKey):
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+    return sizes
