@@ -198,11 +198,16 @@ class Worker:
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        wait_until(
-            lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=0.3),
-            30,
-            "the Celery worker to start",
-        )
+        try:
+            # Generous: on a loaded machine a worker's start-up (Django, Celery, the pool) is slow.
+            wait_until(
+                lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=0.3),
+                90,
+                "the Celery worker to start",
+            )
+        except BaseException:
+            self.stop()  # a worker that never answered must not outlive its test
+            raise
         if self.process.poll() is not None:
             raise AssertionError("The Celery worker exited:\n" + self.log_path.read_text()[-3000:])
         return self
