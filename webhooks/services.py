@@ -10,7 +10,7 @@ from accounts.models import Membership, Team
 from accounts.selectors import managed_team_ids
 from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
-from webhooks.delivery import attempt_delivery
+from webhooks.delivery import attempt_delivery, resume_deliveries
 from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
     PING_TRIGGER,
@@ -155,6 +155,7 @@ def webhook_create(
     payload_template: str | None = None,
     active: bool = True,
     secret: str | None = None,
+    rate_limit: float | None = None,
     user_id: int | None = None,
     team_id: int | None = None,
     event_type_id: int | None = None,
@@ -186,6 +187,7 @@ def webhook_create(
         payload_template=payload_template or "",
         active=active,
         secret=secret or generate_secret(),
+        rate_limit=rate_limit,
         app_id=app_id,
         platform=owner["platform_oauth_client"] is not None,
     )
@@ -208,6 +210,7 @@ def webhook_update(
     payload_template=UNSET,
     active=UNSET,
     secret=UNSET,
+    rate_limit=UNSET,
 ) -> Webhook:
     """PATCH: only the given fields change. `secret=None` (or "") removes the secret."""
     webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
@@ -227,10 +230,16 @@ def webhook_update(
             validate_secret(secret)
         webhook.secret = secret or ""
         webhook.previous_secret, webhook.previous_secret_expires_at = "", None
+    if rate_limit is not UNSET:
+        webhook.rate_limit = rate_limit
     deactivate = active is False and webhook.active
-    if active is True and not webhook.active:
+    reactivate = active is True and not webhook.active
+    if reactivate:
         webhook.active, webhook.disabled_reason, webhook.failing_since = True, "", None
+        webhook.consecutive_failures, webhook.circuit_open_until = 0, None
     _save(webhook)
+    if reactivate:
+        resume_deliveries(webhook=webhook)
     if deactivate:
         webhook_deactivate(webhook=webhook, reason="Deactivated by its owner.")
     schedule_meeting_triggers_for_webhook(webhook=webhook)

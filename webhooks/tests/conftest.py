@@ -198,11 +198,16 @@ class Worker:
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        wait_until(
-            lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=0.3),
-            30,
-            "the Celery worker to start",
-        )
+        try:
+            wait_until(
+                lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=1.0),
+                60,
+                "the Celery worker to start",
+            )
+        except AssertionError:
+            # A worker left running would take the next tests' messages.
+            self.kill()
+            raise AssertionError("The Celery worker did not answer:\n" + self.log_path.read_text()[-3000:]) from None
         if self.process.poll() is not None:
             raise AssertionError("The Celery worker exited:\n" + self.log_path.read_text()[-3000:])
         return self
