@@ -120,6 +120,12 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
     return owner
 
 
+def validate_rate_limit(rate_limit: float | None) -> None:
+    """Events per second: positive and finite, or None (no limit)."""
+    if rate_limit is not None and not 0 < rate_limit < float("inf"):
+        raise ValidationError({"rateLimit": ["Must be a positive number of events per second, or null."]})
+
+
 def _save(webhook: Webhook) -> Webhook:
     webhook.full_clean(exclude=["subscriber_url", "event_triggers"], validate_unique=False, validate_constraints=False)
     try:
@@ -172,6 +178,7 @@ def webhook_create(
     )
     triggers = clean_event_triggers(event_triggers)
     validate_subscriber_url(subscriber_url)
+    validate_rate_limit(rate_limit)
     validate_template(payload_template or "", trigger_events=triggers)
     if secret:
         validate_secret(secret)
@@ -231,6 +238,7 @@ def webhook_update(
         webhook.secret = secret or ""
         webhook.previous_secret, webhook.previous_secret_expires_at = "", None
     if rate_limit is not UNSET:
+        validate_rate_limit(rate_limit)
         webhook.rate_limit = rate_limit
     deactivate = active is False and webhook.active
     reactivate = active is True and not webhook.active

@@ -26,8 +26,8 @@ KEY_PREFIX = "webhooks:gate:"
 
 # KEYS: slots, waiting, rate. ARGV: delivery id, cap, hold until (ms), now (ms), spacing (ms, 0 = no
 # rate limit). Returns {1, 0} when a slot is taken, {0, 0} when full, {0, wait ms} when rate-limited
-# and this caller should enqueue itself again after `wait`, {0, -1} when rate-limited and another
-# delivery already does.
+# and this caller should enqueue itself again after `wait` (also when it is that delivery, woken a
+# little early), {0, -1} when rate-limited and another delivery already does.
 ACQUIRE = """
 local now = tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -42,7 +42,9 @@ if spacing > 0 then
   local next_start = tonumber(redis.call('HGET', KEYS[3], 'next') or '0')
   if next_start > now then
     local wait = next_start - now
-    if redis.call('HGET', KEYS[3], 'waker') then
+    local waker = redis.call('HGET', KEYS[3], 'waker')
+    if waker == ARGV[1] then return {0, wait} end
+    if waker then
       redis.call('ZADD', KEYS[2], tonumber(ARGV[1]), ARGV[1])
       redis.call('PEXPIRE', KEYS[2], 86400000)
       return {0, -1}
@@ -151,6 +153,8 @@ class LocalGate:
             if rate:
                 state = self.rates.setdefault(webhook_id, {"next": 0.0, "waker": None})
                 if state["next"] > now:
+                    if state["waker"] == delivery_id:
+                        return Admission(False, state["next"] - now)  # woken a little early
                     if state["waker"] is not None:
                         waiting.add(delivery_id)
                         return Admission(False)
