@@ -94,10 +94,10 @@ def _keys(webhook_id) -> tuple[str, str, str]:
 
 
 class RedisGate:
-    def __init__(self, url: str):
+    def __init__(self, url: str, timeout: float = 5.0):
         import redis
 
-        self.client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self.acquire_script = self.client.register_script(ACQUIRE)
         self.release_script = self.client.register_script(RELEASE)
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
@@ -202,3 +202,19 @@ def gate():
             _gate["gate"] = RedisGate(settings.REDIS_URL) if settings.REDIS_URL else LocalGate()
             _gate["pid"] = os.getpid()
         return _gate["gate"]
+
+
+_publisher = {"pid": None, "gate": None}
+
+
+def publisher_gate() -> RedisGate:
+    """The gate as the processes that write deliveries (web, sweeper) reach it: Redis with the web
+    processes' short timeouts (REDIS_SOCKET_TIMEOUT_SECONDS), so that a frozen Redis cannot hold a
+    request for longer than publishing would."""
+    import os
+
+    with _gate_lock:
+        if _publisher["pid"] != os.getpid() or _publisher["gate"] is None:
+            _publisher["gate"] = RedisGate(settings.REDIS_URL, timeout=settings.REDIS_SOCKET_TIMEOUT_SECONDS)
+            _publisher["pid"] = os.getpid()
+        return _publisher["gate"]
