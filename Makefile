@@ -102,6 +102,7 @@ bench: venv-dev ## The API against its framework floors; rewrites docs/benchmark
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python -m benchmarks.run
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.noisy_neighbour
 
 .PHONY: bench-webhooks
 # Webhook delivery: commit-to-first-attempt latency and deliveries/s of one worker vs a no-op task.
@@ -109,6 +110,14 @@ bench: venv-dev ## The API against its framework floors; rewrites docs/benchmark
 # minute. BENCH_POOL / BENCH_CONCURRENCY / BENCH_DB_REUSE_MAX try other worker set-ups (docs/webhooks.md).
 bench-webhooks: venv-dev ## Webhook delivery latency and throughput of one worker (~1 min)
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.webhooks
+
+.PHONY: bench-noisy-neighbour
+# Does a slow subscriber delay anyone else's webhooks? Healthy subscribers' lag with 0, 1 and 10 slow
+# ones (never answering / answering after 30 s), and attempts in flight with 1,000 never-answering
+# ones, on one worker of the documented size. Needs PostgreSQL and Redis; creates and drops its own
+# database. About 2 minutes (NOISY_SECONDS per row, default 30). Prints figures; asserts nothing.
+bench-noisy-neighbour: venv-dev ## Healthy webhooks' lag next to slow subscribers; in-flight attempts per worker (~2 min)
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.noisy_neighbour
 
 .PHONY: bench-slots
 # CPU of one GET /slots at the input limits (API_LIMITS: availability rows, days) next to a typical

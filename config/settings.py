@@ -308,10 +308,16 @@ WEBHOOKS = {
     # DEBUG on (make run's local receivers) or when the operator sets WEBHOOK_ALLOW_HTTP.
     "ALLOW_HTTP": env.bool("WEBHOOK_ALLOW_HTTP", default=DEBUG),
     "TIMEOUT_SECONDS": env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0),
-    "CONNECT_TIMEOUT_SECONDS": env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=5.0),
+    "CONNECT_TIMEOUT_SECONDS": env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0),
     "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
     "RETRY_JITTER": 0.2,
-    "AUTO_DISABLE_AFTER_SECONDS": int(timedelta(days=5).total_seconds()),
+    "AUTO_DISABLE_AFTER_SECONDS": env.int(
+        "WEBHOOK_AUTO_DISABLE_AFTER_SECONDS", default=int(timedelta(days=5).total_seconds())
+    ),
+    # Isolation of subscribers from each other (docs/webhooks.md, "Isolation").
+    "CONCURRENCY_PER_WEBHOOK": env.int("WEBHOOK_CONCURRENCY_PER_WEBHOOK", default=4),
+    "BREAKER_THRESHOLD": env.int("WEBHOOK_BREAKER_THRESHOLD", default=3),
+    "MAX_IN_FLIGHT_PER_WORKER": env.int("WEBHOOK_MAX_IN_FLIGHT_PER_WORKER", default=1000),
     "SECRET_ROTATION_GRACE_SECONDS": int(timedelta(hours=24).total_seconds()),
     "LEASE_SECONDS": 60,
     "SWEEP_INTERVAL_SECONDS": 5,

@@ -113,6 +113,9 @@ class WebhookAdmin(ScaledAdminMixin, admin.ModelAdmin):
         "active",
         "disabled_reason",
         "failing_since",
+        "rate_limit",
+        "consecutive_failures",
+        "circuit_open_until",
         "user",
         "team",
         "event_type",
@@ -125,7 +128,9 @@ class WebhookAdmin(ScaledAdminMixin, admin.ModelAdmin):
     )
     # Staff may change where and what a webhook sends, and switch it on or off; nothing else.
     readonly_fields = tuple(
-        field for field in fields if field not in ("subscriber_url", "event_triggers", "payload_template", "active")
+        field
+        for field in fields
+        if field not in ("subscriber_url", "event_triggers", "payload_template", "active", "rate_limit")
     )
     inlines = (ScheduledTriggerInline, WebhookDeliveryInline)
     actions = ("deactivate",)

@@ -9,7 +9,7 @@ DEFAULTS = {
     "ALLOWED_CIDRS": [],
     "ALLOW_HTTP": False,
     "TIMEOUT_SECONDS": 15.0,
-    "CONNECT_TIMEOUT_SECONDS": 5.0,
+    "CONNECT_TIMEOUT_SECONDS": 3.0,
     "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
     "RETRY_JITTER": 0.2,
     "AUTO_DISABLE_AFTER_SECONDS": int(timedelta(days=5).total_seconds()),
@@ -33,6 +33,14 @@ DEFAULTS = {
     "RECOVER_MAX_DELIVERIES": 10000,
     # How far back GET /v1/events reads the outbox.
     "EVENTS_RETENTION_SECONDS": int(timedelta(days=30).total_seconds()),
+    # Isolation (docs/webhooks.md): attempts of one webhook in flight at once, across every worker;
+    # attempts that time out or cannot connect in a row before its circuit opens; attempts one worker
+    # process keeps in flight (its async sender) before it stops taking new messages; threads that
+    # log finished attempts.
+    "CONCURRENCY_PER_WEBHOOK": 4,
+    "BREAKER_THRESHOLD": 3,
+    "MAX_IN_FLIGHT_PER_WORKER": 1000,
+    "RECORDER_THREADS": 4,
     # Dotted path of `resolve(host, port) -> list[str]`; tests point it at a fake resolver.
     "RESOLVER": "webhooks.ssrf.system_resolve",
 }

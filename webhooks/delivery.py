@@ -11,26 +11,28 @@ Celery countdown.
 
 import logging
 import random
-from dataclasses import asdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from core.compiled_queries import instances
 from core.datetimes import iso_utc
-from webhooks import sending
+from webhooks import sending, slots
 from webhooks.conf import webhook_setting
-from webhooks.delivery_sql import ATTEMPT_INSERT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL
+from webhooks.delivery_sql import ATTEMPT_RESULT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL
 from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
     OPEN_DELIVERY_STATUSES,
     PING_TRIGGER,
     DeliveryAttempt,
     DeliveryStatus,
+    ErrorClass,
     Webhook,
     WebhookDelivery,
 )
@@ -135,40 +137,147 @@ def _claim(delivery_id: int, *, now: datetime, force: bool) -> WebhookDelivery |
     return delivery
 
 
-def attempt_delivery(*, delivery_id: int, force: bool = False, retry: bool = True) -> DeliveryAttempt | None:
-    """Send one attempt of a delivery and log it. `force` sends even if not due or inactive (test
-    sends); `retry=False` makes a failure final (PING)."""
+@dataclass
+class StartedAttempt:
+    """An attempt that has been claimed, signed and logged as open, and holds its webhook's slot."""
+
+    delivery: WebhookDelivery
+    attempt: DeliveryAttempt
+    body: bytes
+    headers: dict[str, str]
+    gated: bool
+
+
+def _wait_for_circuit(delivery_id: int, *, now: datetime, open_until: datetime) -> None:
+    """A delivery of a webhook whose circuit is open waits for the end of its backoff step, in the
+    database, like a retry: the sweeper sends it then (oldest first)."""
+    WebhookDelivery.objects.filter(pk=delivery_id, status__in=OPEN_DELIVERY_STATUSES).filter(
+        Q(status=DeliveryStatus.PENDING) | Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now)
+    ).update(
+        status=DeliveryStatus.PENDING,
+        next_attempt_at=Greatest(Coalesce(F("next_attempt_at"), Value(open_until)), Value(open_until)),
+        lease_expires_at=None,
+    )
+
+
+def _admit(delivery_id: int, now: datetime):
+    """The webhook's gate: its circuit, then a slot under its concurrency cap and rate limit.
+    Returns the webhook id when admitted, else None (the delivery waits; see webhooks.slots)."""
+    row = (
+        WebhookDelivery.objects.filter(pk=delivery_id, status__in=OPEN_DELIVERY_STATUSES)
+        .values_list("webhook_id", "webhook__circuit_open_until", "webhook__rate_limit")
+        .first()
+    )
+    if row is None:
+        return None
+    webhook_id, open_until, rate_limit = row
+    if open_until is not None and open_until > now:
+        _wait_for_circuit(delivery_id, now=now, open_until=open_until)
+        return None
+    admission = slots.gate().acquire(
+        webhook_id=webhook_id,
+        delivery_id=delivery_id,
+        cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"),
+        hold_seconds=webhook_setting("LEASE_SECONDS"),
+        rate=rate_limit,
+    )
+    if not admission.admitted:
+        if admission.retry_in is not None:
+            enqueue_deliveries([delivery_id], countdown=admission.retry_in)
+        return None
+    return webhook_id
+
+
+def release_slot(*, webhook_id, delivery_id: int) -> None:
+    """Give the webhook's slot back and send its oldest waiting delivery."""
+    next_delivery = slots.gate().release(webhook_id=webhook_id, delivery_id=delivery_id)
+    if next_delivery is not None:
+        enqueue_deliveries([next_delivery])
+
+
+def start_attempt(*, delivery_id: int, force: bool = False) -> StartedAttempt | None:
+    """Claim a delivery, sign it and log its attempt as open (so that an attempt cut short by a
+    worker that stopped is still in the log). None if it is not ours to send now: done, not due,
+    sent by someone else, its circuit open or every slot of its webhook taken (it then waits its
+    turn). `force` (test sends) skips the gate, the due time and the inactive rule."""
     now = timezone.now()
+    webhook_id = None
+    if not force:
+        webhook_id = _admit(delivery_id, now)
+        if webhook_id is None:
+            return None
     delivery = _claim(delivery_id, now=now, force=force)
     if delivery is None:
+        if webhook_id is not None:
+            release_slot(webhook_id=webhook_id, delivery_id=delivery_id)
         return None
     webhook = delivery.webhook
     body, headers = build_request(delivery, webhook, now)
-    result = sending.post(url=webhook.subscriber_url, body=body, headers=headers)
-    if result.succeeded:
-        return _record_success(delivery=delivery, now=now, result=result)
-    return _record(delivery_id=delivery.pk, attempt_number=delivery.attempts, now=now, result=result, retry=retry)
-
-
-def _record_success(*, delivery: WebhookDelivery, now: datetime, result: sending.SendResult) -> DeliveryAttempt:
-    """The hot path of `_record`: log the attempt, mark the delivery succeeded and end the webhook's
-    failure run in one statement (one round trip, atomic on its own). Failures take `_record`."""
-    attempt = DeliveryAttempt(
+    attempt = DeliveryAttempt.objects.create(
         delivery=delivery,
         attempt_number=delivery.attempts,
         attempted_at=now,
-        request_url=delivery.webhook.subscriber_url,
-        **asdict(result),
+        request_url=webhook.subscriber_url,
+        request_headers=headers,
     )
+    return StartedAttempt(delivery=delivery, attempt=attempt, body=body, headers=headers, gated=not force)
+
+
+def finish_attempt(started: StartedAttempt, result: sending.SendResult, *, retry: bool = True) -> DeliveryAttempt:
+    """Log the attempt's result, decide what next, give the webhook's slot back."""
+    delivery = started.delivery
+    try:
+        if result.succeeded:
+            return _record_success(started=started, result=result)
+        return _record(started=started, result=result, retry=retry)
+    finally:
+        if started.gated:
+            release_slot(webhook_id=delivery.webhook_id, delivery_id=delivery.pk)
+
+
+def attempt_delivery(*, delivery_id: int, force: bool = False, retry: bool = True) -> DeliveryAttempt | None:
+    """Send one attempt of a delivery, wait for it and log it. `force` sends even if not due or
+    inactive (test sends); `retry=False` makes a failure final (PING)."""
+    started = start_attempt(delivery_id=delivery_id, force=force)
+    if started is None:
+        return None
+    try:
+        result = sending.post(url=started.delivery.webhook.subscriber_url, body=started.body, headers=started.headers)
+    except BaseException:
+        if started.gated:
+            release_slot(webhook_id=started.delivery.webhook_id, delivery_id=delivery_id)
+        raise
+    return finish_attempt(started, result, retry=retry)
+
+
+def _result_values(result: sending.SendResult) -> dict:
+    return {
+        "duration_ms": result.duration_ms,
+        "request_headers": result.request_headers,
+        "response_status": result.response_status,
+        "response_headers": result.response_headers,
+        "response_body": result.response_body,
+        "error_class": result.error_class,
+        "error_message": result.error_message,
+    }
+
+
+def _record_success(*, started: StartedAttempt, result: sending.SendResult) -> DeliveryAttempt:
+    """The hot path of `_record`: the attempt's result, the delivery succeeded, the webhook's failure
+    run and circuit reset, in one statement (one round trip, atomic on its own)."""
+    delivery, attempt = started.delivery, started.attempt
+    for name, value in _result_values(result).items():
+        setattr(attempt, name, value)
     values = {
         f"attempt_{field.column}": field.get_db_prep_save(getattr(attempt, field.attname), connection)
-        for field in ATTEMPT_INSERT_FIELDS
+        for field in ATTEMPT_RESULT_FIELDS
     }
     with connection.cursor() as cursor:
         cursor.execute(
             RECORD_SUCCESS_SQL,
             {
                 **values,
+                "attempt_id": attempt.pk,
                 "delivery_id": delivery.pk,
                 "webhook_id": delivery.webhook_id,
                 "delivered_at": timezone.now(),
@@ -176,31 +285,34 @@ def _record_success(*, delivery: WebhookDelivery, now: datetime, result: sending
                 "ends_failure_run": delivery.trigger_event != PING_TRIGGER,
             },
         )
-        (attempt.pk,) = cursor.fetchone()
-    attempt._state.adding = False
+        cursor.fetchone()
     return attempt
 
 
-def _record(*, delivery_id: int, attempt_number: int, now: datetime, result: sending.SendResult, retry: bool):
+def _record(*, started: StartedAttempt, result: sending.SendResult, retry: bool) -> DeliveryAttempt:
     finished = timezone.now()
+    attempt = started.attempt
     with transaction.atomic():
-        delivery = WebhookDelivery.objects.select_for_update(of=("self",)).select_related("webhook").get(pk=delivery_id)
-        webhook = delivery.webhook
-        attempt = DeliveryAttempt.objects.create(
-            delivery=delivery,
-            attempt_number=attempt_number,
-            attempted_at=now,
-            request_url=webhook.subscriber_url,
-            **{key: value for key, value in asdict(result).items()},
+        delivery = (
+            WebhookDelivery.objects.select_for_update(of=("self",))
+            .select_related("webhook")
+            .get(pk=attempt.delivery_id)
         )
+        webhook = delivery.webhook
+        for name, value in _result_values(result).items():
+            setattr(attempt, name, value)
+        attempt.save(update_fields=list(_result_values(result)))
         is_ping = delivery.trigger_event == PING_TRIGGER
         delivery.lease_expires_at = None
         if result.succeeded:
             delivery.status = DeliveryStatus.SUCCEEDED
             delivery.delivered_at = finished
             delivery.next_attempt_at = None
-            if webhook.failing_since is not None and not is_ping:
-                Webhook.objects.filter(pk=webhook.pk).update(failing_since=None)
+            Webhook.objects.filter(pk=webhook.pk).update(
+                consecutive_failures=0,
+                circuit_open_until=None,
+                **({} if is_ping else {"failing_since": None}),
+            )
         elif result.response_status == 410:
             delivery.status = DeliveryStatus.FAILED
             delivery.next_attempt_at = None
@@ -210,11 +322,17 @@ def _record(*, delivery_id: int, attempt_number: int, now: datetime, result: sen
         else:
             delay = retry_delay(delivery.retry_index + 1, result) if retry else None
             delivery.retry_index += 1
+            open_until = _note_unreachable(webhook, result, finished) if not is_ping else None
+            if open_until is not None and delay is not None:
+                delay = max(delay, (open_until - finished).total_seconds())
             if delivery.status == DeliveryStatus.CANCELLED:
                 delivery.next_attempt_at = None
             elif delay is None:
                 delivery.status = DeliveryStatus.FAILED
                 delivery.next_attempt_at = None
+            elif not webhook.active:
+                # Disabled while this attempt was out: it waits with the webhook's other deliveries.
+                delivery.status, delivery.next_attempt_at = DeliveryStatus.PENDING, None
             else:
                 delivery.status = DeliveryStatus.PENDING
                 delivery.next_attempt_at = finished + timedelta(seconds=delay)
@@ -222,11 +340,35 @@ def _record(*, delivery_id: int, attempt_number: int, now: datetime, result: sen
                     delivery.lease_expires_at = delivery.next_attempt_at + timedelta(
                         seconds=webhook_setting("LEASE_SECONDS")
                     )
+                    delivery_id = delivery.pk
                     transaction.on_commit(lambda: enqueue_deliveries([delivery_id], countdown=delay))
         delivery.save()
         if not result.succeeded and not is_ping:
             _note_failure(webhook, finished)
     return attempt
+
+
+def _note_unreachable(webhook: Webhook, result: sending.SendResult, now: datetime) -> datetime | None:
+    """The circuit breaker: BREAKER_THRESHOLD attempts in a row that timed out or could not connect
+    open the circuit until the webhook's next backoff step (the retry schedule, one step further
+    each time it trips again); an answer, even an error, resets the count. Returns when the
+    circuit closes, if it is open."""
+    if not result.unreachable:
+        if webhook.consecutive_failures or webhook.circuit_open_until:
+            Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=0, circuit_open_until=None)
+        return None
+    # Counted in the database, so that attempts finishing on several workers add up; the row stays
+    # locked by this UPDATE until the transaction ends, so the read below sees this attempt's count.
+    Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=F("consecutive_failures") + 1)
+    failures = Webhook.objects.filter(pk=webhook.pk).values_list("consecutive_failures", flat=True).first() or 0
+    threshold = webhook_setting("BREAKER_THRESHOLD")
+    if failures < threshold:
+        return None
+    schedule = webhook_setting("RETRY_SCHEDULE_SECONDS")
+    step = float(schedule[min(failures - threshold, len(schedule) - 1)])
+    open_until = now + timedelta(seconds=step)
+    Webhook.objects.filter(pk=webhook.pk).update(circuit_open_until=open_until)
+    return open_until
 
 
 def _note_failure(webhook: Webhook, now: datetime) -> None:
@@ -236,10 +378,58 @@ def _note_failure(webhook: Webhook, now: datetime) -> None:
         return
     window = webhook_setting("AUTO_DISABLE_AFTER_SECONDS")
     if webhook.active and now - webhook.failing_since >= timedelta(seconds=window):
-        webhook_deactivate(
+        webhook_auto_disable(
             webhook=webhook,
             reason=f"Every delivery failed since {iso_utc(webhook.failing_since)}; disabled automatically.",
         )
+
+
+@transaction.atomic
+def webhook_auto_disable(*, webhook: Webhook, reason: str) -> None:
+    """Disable a webhook that kept failing, keeping what it has not received: its open deliveries
+    stay pending with no due time (the sweeper leaves them) until it is re-enabled."""
+    Webhook.objects.filter(pk=webhook.pk).update(active=False, disabled_reason=reason[:500])
+    WebhookDelivery.objects.filter(webhook_id=webhook.pk, status=DeliveryStatus.PENDING).update(
+        next_attempt_at=None, lease_expires_at=None
+    )
+    webhook.active, webhook.disabled_reason = False, reason[:500]
+
+
+def resume_deliveries(*, webhook: Webhook) -> int:
+    """After a webhook is re-enabled: its waiting deliveries (kept by auto-disable) are sent again
+    from the start of the retry schedule, oldest first, one after the other (each one's end starts
+    the next, through the webhook's gate). Call inside the transaction that re-enables it."""
+    now = timezone.now()
+    paused = WebhookDelivery.objects.filter(
+        webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__isnull=True
+    )
+    delivery_ids = list(paused.order_by("id").values_list("pk", flat=True))
+    if not delivery_ids:
+        return 0
+    paused.update(
+        retry_index=0, next_attempt_at=now, lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS"))
+    )
+    webhook_id = webhook.pk
+
+    def queue_them():
+        oldest = slots.gate().enqueue_waiting(webhook_id=webhook_id, delivery_ids=delivery_ids)
+        if oldest is not None:
+            enqueue_deliveries([oldest])
+
+    transaction.on_commit(queue_them)
+    return len(delivery_ids)
+
+
+def close_interrupted_attempts(*, now: datetime) -> int:
+    """Attempts left open by a worker that stopped mid-send (their delivery's lease ran out, or it
+    is no longer being sent) are logged as `interrupted`: the receiver may have got the request."""
+    open_attempts = DeliveryAttempt.objects.filter(error_class="", response_status__isnull=True).exclude(
+        delivery__status=DeliveryStatus.DELIVERING, delivery__lease_expires_at__gt=now
+    )
+    return open_attempts.update(
+        error_class=ErrorClass.INTERRUPTED,
+        error_message="The attempt was cut short (the worker sending it stopped) before an answer was logged.",
+    )
 
 
 def sweep(*, now: datetime | None = None) -> int:
@@ -247,6 +437,7 @@ def sweep(*, now: datetime | None = None) -> int:
     ran out (lost broker message, crashed worker, retry that waited in the database)."""
     fire_due_scheduled_triggers(now=now)
     now = timezone.now()
+    close_interrupted_attempts(now=now)
     lease = timedelta(seconds=webhook_setting("LEASE_SECONDS"))
     with transaction.atomic():
         due = list(

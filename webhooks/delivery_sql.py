@@ -9,8 +9,9 @@ and the same atomicity, because a single statement is its own transaction:
   sweeper, a redeliver, another worker) is skipped rather than waited for; its broker message or the
   sweeper brings it back. The webhook comes back joined in the same row, so it is not read again.
   A due row of an inactive webhook is cancelled instead of claimed.
-- `RECORD_SUCCESS_SQL` inserts the attempt, marks the delivery succeeded and ends the webhook's run
-  of failures (`failing_since`) in one statement with data-modifying CTEs.
+- `RECORD_SUCCESS_SQL` writes the attempt's result, marks the delivery succeeded and ends the
+  webhook's run of failures (`failing_since`, the circuit breaker's count) in one statement with
+  data-modifying CTEs.
 
 The ORM cannot say either statement (UPDATE … FROM … RETURNING around a FOR UPDATE SKIP LOCKED
 subquery; data-modifying CTEs), so they are written by hand; but every table and column name in them
@@ -40,12 +41,25 @@ class _Names:
 
 # What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's (`core.compiled_queries.instances`).
 CLAIMED_ROW = (row_layout(WebhookDelivery), row_layout(Webhook))
-ATTEMPT_INSERT_FIELDS = [field for field in DeliveryAttempt._meta.concrete_fields if not field.primary_key]
+# What an attempt learns once it is over (it is inserted, open, when it starts).
+ATTEMPT_RESULT_FIELDS = [
+    DeliveryAttempt._meta.get_field(name)
+    for name in (
+        "duration_ms",
+        "request_headers",
+        "response_status",
+        "response_headers",
+        "response_body",
+        "error_class",
+        "error_message",
+    )
+]
 
 
 def claim_sql() -> str:
     """Claimable: pending, or delivering under an expired (or no) lease; and due (1 s early is
-    fine). `force` (test sends) skips both checks and the inactive rule, as before."""
+    fine; no due time means waiting for its webhook to be re-enabled, not due). `force` (test
+    sends) skips both checks and the inactive rule, as before."""
     delivery, webhook = _Names(WebhookDelivery), _Names(Webhook)
     delivery_layout, webhook_layout = CLAIMED_ROW
     sending = f"webhook.{webhook.active} OR %(force)s"
@@ -65,7 +79,7 @@ WHERE webhook.{webhook.id} = delivery.{delivery.webhook}
         (candidate.{delivery.status} = %(pending)s
          OR (candidate.{delivery.status} = %(delivering)s
              AND (candidate.{delivery.lease_expires_at} IS NULL OR candidate.{delivery.lease_expires_at} <= %(now)s)))
-        AND (candidate.{delivery.next_attempt_at} IS NULL OR candidate.{delivery.next_attempt_at} <= %(due_by)s)))
+        AND candidate.{delivery.next_attempt_at} <= %(due_by)s))
     FOR UPDATE SKIP LOCKED
   )
 RETURNING {delivery_layout.columns("delivery")}, {webhook_layout.columns("webhook")}
@@ -73,17 +87,25 @@ RETURNING {delivery_layout.columns("delivery")}, {webhook_layout.columns("webhoo
 
 
 def record_success_sql() -> str:
-    """The attempt's values are `%(attempt_<column>)s`, one per field of ATTEMPT_INSERT_FIELDS."""
+    """The attempt (inserted open when it started) gets its result, `%(attempt_<column>)s` for each
+    field of ATTEMPT_RESULT_FIELDS; the delivery is marked succeeded; the webhook's run of failures
+    ends and its circuit closes."""
     attempt, delivery, webhook = _Names(DeliveryAttempt), _Names(WebhookDelivery), _Names(Webhook)
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in ATTEMPT_INSERT_FIELDS)
-    placeholders = ", ".join(f"%(attempt_{field.column})s" for field in ATTEMPT_INSERT_FIELDS)
+    assignments = ", ".join(
+        f"{connection.ops.quote_name(field.column)} = %(attempt_{field.column})s" for field in ATTEMPT_RESULT_FIELDS
+    )
     return f"""
 WITH attempt AS (
-    INSERT INTO {attempt.table} ({columns}) VALUES ({placeholders})
+    UPDATE {attempt.table} SET {assignments}
+    WHERE {attempt.id} = %(attempt_id)s
     RETURNING {attempt.id}
 ), failure_run_ended AS (
-    UPDATE {webhook.table} SET {webhook.failing_since} = NULL
-    WHERE {webhook.id} = %(webhook_id)s AND {webhook.failing_since} IS NOT NULL AND %(ends_failure_run)s
+    UPDATE {webhook.table} SET
+        {webhook.failing_since} = CASE WHEN %(ends_failure_run)s THEN NULL ELSE {webhook.failing_since} END,
+        {webhook.consecutive_failures} = 0, {webhook.circuit_open_until} = NULL
+    WHERE {webhook.id} = %(webhook_id)s
+      AND (({webhook.failing_since} IS NOT NULL AND %(ends_failure_run)s)
+           OR {webhook.consecutive_failures} > 0 OR {webhook.circuit_open_until} IS NOT NULL)
 )
 UPDATE {delivery.table} SET
     {delivery.status} = %(succeeded)s, {delivery.delivered_at} = %(delivered_at)s,

@@ -31,3 +31,45 @@ def enqueue_deliveries(delivery_ids: list[int], *, countdown: float | None = Non
                 deliver_webhook.apply_async((delivery_id,), countdown=countdown, producer=producer)
     except Exception:  # noqa: BLE001 - the broker is down; the sweeper will retry
         logger.warning("Could not enqueue webhook deliveries %s; the sweeper will pick them up", delivery_ids)
+
+
+def enqueue_new_deliveries(deliveries: list[tuple[int, object, float | None]]) -> None:
+    """After commit, new deliveries `(delivery id, webhook id, rate limit)` pass their webhook's gate
+    here, in the process that wrote them, before any message is published: one that gets a slot is
+    published (the worker finds the slot already its own), one that finds every slot taken waits
+    in the webhook's queue without a message (the slot that frees sends it), one that comes too
+    early for the rate limit is published with that countdown. So events for a subscriber that is
+    holding its slots cost the workers nothing until it answers. Without Redis (`make run`) the gate
+    lives in the worker alone, and every delivery is published."""
+    from django.conf import settings
+
+    from webhooks.conf import webhook_setting
+    from webhooks.slots import publisher_gate
+
+    if not settings.REDIS_URL:
+        enqueue_deliveries([delivery_id for delivery_id, _, _ in deliveries])
+        return
+    admitted, later = [], []
+    try:
+        gate = publisher_gate()
+        for delivery_id, webhook_id, rate_limit in deliveries:
+            admission = gate.acquire(
+                webhook_id=webhook_id,
+                delivery_id=delivery_id,
+                cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"),
+                hold_seconds=webhook_setting("LEASE_SECONDS"),
+                rate=rate_limit,
+            )
+            if admission.admitted:
+                admitted.append(delivery_id)
+            elif admission.retry_in is not None:
+                later.append((delivery_id, admission.retry_in))
+    except Exception:  # noqa: BLE001 - Redis is down: publishing would fail too; the sweeper sends them
+        logger.warning(
+            "Could not enqueue webhook deliveries %s; the sweeper will pick them up", [d for d, _, _ in deliveries]
+        )
+        return
+    if admitted:
+        enqueue_deliveries(admitted)
+    for delivery_id, countdown in later:
+        enqueue_deliveries([delivery_id], countdown=countdown)

@@ -67,12 +67,21 @@ class Webhook(models.Model):
     platform = models.BooleanField(default=False)
     # Start of the current run of failed attempts (None after any success): drives auto-disable.
     failing_since = models.DateTimeField(null=True, blank=True)
+    # The circuit breaker (docs/webhooks.md, "Isolation"): attempts in a row that timed out or could
+    # not connect, and until when the webhook's deliveries wait instead of trying (None: closed).
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    circuit_open_until = models.DateTimeField(null=True, blank=True)
+    # At most this many attempts started per second (None: no limit), across every worker.
+    rate_limit = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(event_type__isnull=True) | Q(team__isnull=True), name="webhook_event_type_or_team"
+            ),
+            models.CheckConstraint(
+                condition=Q(rate_limit__isnull=True) | Q(rate_limit__gt=0), name="webhook_rate_limit_positive"
             ),
             models.UniqueConstraint(
                 fields=["user", "subscriber_url"],
@@ -207,6 +216,8 @@ class ErrorClass(models.TextChoices):
     TLS = "tls"
     TIMEOUT = "timeout"
     HTTP = "http"
+    # Cut short by a worker that stopped mid-send: the receiver may have got (part of) the request.
+    INTERRUPTED = "interrupted"
 
 
 class DeliveryAttempt(models.Model):
@@ -221,13 +232,20 @@ class DeliveryAttempt(models.Model):
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_headers = models.JSONField(default=dict, blank=True)
     response_body = models.TextField(blank=True)
-    error_class = models.CharField(max_length=8, choices=ErrorClass.choices, blank=True)
+    # Blank with no response_status while the attempt is in flight.
+    error_class = models.CharField(max_length=16, choices=ErrorClass.choices, blank=True)
     error_message = models.TextField(blank=True)
 
     class Meta:
         ordering = ["delivery", "attempt_number"]
         constraints = [
             models.UniqueConstraint(fields=["delivery", "attempt_number"], name="attempt_number_unique"),
+        ]
+        # The sweeper looks for attempts left open by a worker that stopped mid-send.
+        indexes = [
+            models.Index(
+                fields=["delivery"], condition=Q(error_class="", response_status__isnull=True), name="attempt_open"
+            )
         ]
 
     def __str__(self):

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from webhooks.conf import webhook_setting
-from webhooks.dispatch import enqueue_deliveries
+from webhooks.dispatch import enqueue_new_deliveries
 from webhooks.models import OPEN_DELIVERY_STATUSES, DeliveryStatus, Webhook, WebhookDelivery
 from webhooks.selectors import subscribed_webhooks
 from webhooks.signing import new_message_id
@@ -39,9 +39,9 @@ def create_deliveries(*, webhooks, trigger: str, payload: dict) -> list[WebhookD
             for webhook in webhooks
         ]
     )
-    delivery_ids = [delivery.pk for delivery in deliveries]
-    if delivery_ids:
-        transaction.on_commit(lambda: enqueue_deliveries(delivery_ids))
+    gated = [(delivery.pk, delivery.webhook_id, delivery.webhook.rate_limit) for delivery in deliveries]
+    if gated:
+        transaction.on_commit(lambda: enqueue_new_deliveries(gated))
     return deliveries
 
 

@@ -50,6 +50,12 @@ class WebhookSerializer(ApiSerializer):
     created_at = serializers.SerializerMethodField()
     active = serializers.BooleanField(read_only=True)
     disabled_reason = serializers.SerializerMethodField()
+    rate_limit = serializers.FloatField(
+        read_only=True, allow_null=True, help_text="At most this many attempts start per second; null: no limit."
+    )
+    circuit_open_until = serializers.SerializerMethodField(
+        help_text="While the subscriber keeps timing out or refusing connections, its deliveries wait until this time."
+    )
     event_triggers = serializers.ListField(child=serializers.CharField(), read_only=True)
     app_id = serializers.CharField(read_only=True, allow_null=True)
     secret = serializers.SerializerMethodField()
@@ -76,6 +82,10 @@ class WebhookSerializer(ApiSerializer):
     @reads("disabled_reason")
     def get_disabled_reason(self, webhook) -> str | None:
         return webhook.disabled_reason or None
+
+    @reads("circuit_open_until")
+    def get_circuit_open_until(self, webhook) -> str | None:
+        return iso_utc(webhook.circuit_open_until)
 
     @reads("secret")
     def get_secret(self, webhook) -> str | None:
@@ -125,7 +135,18 @@ class PayloadTemplateField(serializers.CharField):
         return value
 
 
+class EventsPerSecondField(serializers.FloatField):
+    """A JSON number, read strictly like the API's integers: not a string, not a boolean."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 EVENT_TRIGGERS_MAX = 100
+# A webhook's rateLimit (events/s): from one per 100 s to 1000/s.
+RATE_LIMIT_MIN, RATE_LIMIT_MAX = 0.01, 1000.0
 
 
 class WebhookCreateSerializer(ApiSerializer):
@@ -136,6 +157,13 @@ class WebhookCreateSerializer(ApiSerializer):
     payload_template = PayloadTemplateField()
     active = serializers.BooleanField(required=False, default=True)
     secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    rate_limit = EventsPerSecondField(
+        required=False,
+        allow_null=True,
+        min_value=RATE_LIMIT_MIN,
+        max_value=RATE_LIMIT_MAX,
+        help_text="Attempts started per second at most, across every worker (null: no limit).",
+    )
     user_id = serializers.IntegerField(required=False, allow_null=True)
     team_id = serializers.IntegerField(required=False, allow_null=True)
     event_type_id = serializers.IntegerField(required=False, allow_null=True)
@@ -153,6 +181,13 @@ class WebhookUpdateSerializer(ApiSerializer):
     payload_template = PayloadTemplateField()
     active = serializers.BooleanField(required=False)
     secret = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    rate_limit = EventsPerSecondField(
+        required=False,
+        allow_null=True,
+        min_value=RATE_LIMIT_MIN,
+        max_value=RATE_LIMIT_MAX,
+        help_text="Attempts started per second at most, across every worker (null: no limit).",
+    )
 
 
 class RecoverSerializer(ApiSerializer):

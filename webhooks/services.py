@@ -11,7 +11,7 @@ from accounts.selectors import managed_team_ids
 from core.datetimes import iso_utc
 from core.exceptions import Conflict, Forbidden
 from webhooks.conf import webhook_setting
-from webhooks.delivery import attempt_delivery
+from webhooks.delivery import attempt_delivery, resume_deliveries
 from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import (
     PING_TRIGGER,
@@ -121,6 +121,12 @@ def _resolve_owner(*, actor, user_id, team_id, event_type_id, platform_oauth_cli
     return owner
 
 
+def validate_rate_limit(rate_limit: float | None) -> None:
+    """Events per second: positive and finite, or None (no limit)."""
+    if rate_limit is not None and not 0 < rate_limit < float("inf"):
+        raise ValidationError({"rateLimit": ["Must be a positive number of events per second, or null."]})
+
+
 def _save(webhook: Webhook) -> Webhook:
     webhook.full_clean(exclude=["subscriber_url", "event_triggers"], validate_unique=False, validate_constraints=False)
     try:
@@ -156,6 +162,7 @@ def webhook_create(
     payload_template: str | None = None,
     active: bool = True,
     secret: str | None = None,
+    rate_limit: float | None = None,
     user_id: int | None = None,
     team_id: int | None = None,
     event_type_id: int | None = None,
@@ -172,6 +179,7 @@ def webhook_create(
     )
     triggers = clean_event_triggers(event_triggers)
     validate_subscriber_url(subscriber_url)
+    validate_rate_limit(rate_limit)
     validate_template(payload_template or "", trigger_events=triggers)
     if secret:
         validate_secret(secret)
@@ -187,6 +195,7 @@ def webhook_create(
         payload_template=payload_template or "",
         active=active,
         secret=secret or generate_secret(),
+        rate_limit=rate_limit,
         app_id=app_id,
         platform=owner["platform_oauth_client"] is not None,
     )
@@ -209,6 +218,7 @@ def webhook_update(
     payload_template=UNSET,
     active=UNSET,
     secret=UNSET,
+    rate_limit=UNSET,
 ) -> Webhook:
     """PATCH: only the given fields change. `secret=None` (or "") removes the secret."""
     webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
@@ -228,10 +238,17 @@ def webhook_update(
             validate_secret(secret)
         webhook.secret = secret or ""
         webhook.previous_secret, webhook.previous_secret_expires_at = "", None
+    if rate_limit is not UNSET:
+        validate_rate_limit(rate_limit)
+        webhook.rate_limit = rate_limit
     deactivate = active is False and webhook.active
-    if active is True and not webhook.active:
+    reactivate = active is True and not webhook.active
+    if reactivate:
         webhook.active, webhook.disabled_reason, webhook.failing_since = True, "", None
+        webhook.consecutive_failures, webhook.circuit_open_until = 0, None
     _save(webhook)
+    if reactivate:
+        resume_deliveries(webhook=webhook)
     if deactivate:
         webhook_deactivate(webhook=webhook, reason="Deactivated by its owner.")
     schedule_meeting_triggers_for_webhook(webhook=webhook)

@@ -199,15 +199,15 @@ class Worker:
             command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         try:
-            # Generous: on a loaded machine a worker's start-up (Django, Celery, the pool) is slow.
             wait_until(
-                lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=0.3),
-                90,
+                lambda: self.process.poll() is not None or app.control.ping(destination=[self.name], timeout=1.0),
+                90,  # generous: on a loaded machine a worker's start-up is slow
                 "the Celery worker to start",
             )
-        except BaseException:
-            self.stop()  # a worker that never answered must not outlive its test
-            raise
+        except AssertionError:
+            # A worker left running would take the next tests' messages.
+            self.kill()
+            raise AssertionError("The Celery worker did not answer:\n" + self.log_path.read_text()[-3000:]) from None
         if self.process.poll() is not None:
             raise AssertionError("The Celery worker exited:\n" + self.log_path.read_text()[-3000:])
         return self

@@ -100,3 +100,36 @@ def test_delivery_page_shows_attempts(operator_client, receiver):
     response = operator_client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery.pk]))
     assert response.status_code == 200
     assert "200" in response.content.decode()
+
+
+def test_the_webhook_page_shows_why_it_was_disabled_and_its_circuit_and_the_operator_sets_a_rate_limit(
+    operator_client,
+):
+    from django.utils import timezone
+
+    from webhooks.delivery import webhook_auto_disable
+    from webhooks.models import Webhook
+
+    webhook = WebhookFactory()
+    Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=4, circuit_open_until=timezone.now())
+    webhook_auto_disable(webhook=webhook, reason="Every delivery failed since 2026-11-20T09:00:00Z; disabled.")
+    url = reverse("admin:webhooks_webhook_change", args=[webhook.pk])
+
+    page = operator_client.get(url).content.decode()
+    assert "Every delivery failed since 2026-11-20T09:00:00Z; disabled." in page
+    assert "Consecutive failures" in page and "Circuit open until" in page
+
+    form = {
+        "subscriber_url": webhook.subscriber_url,
+        "event_triggers": '["BOOKING_CREATED"]',
+        "payload_template": "",
+        "rate_limit": "0",
+        "scheduled_triggers-TOTAL_FORMS": "0",
+        "scheduled_triggers-INITIAL_FORMS": "0",
+        "deliveries-TOTAL_FORMS": "0",
+        "deliveries-INITIAL_FORMS": "0",
+    }
+    assert operator_client.post(url, form).status_code == 200  # 0 is refused (the model's constraint)
+    assert Webhook.objects.get(pk=webhook.pk).rate_limit is None
+    assert operator_client.post(url, {**form, "rate_limit": "2.5"}).status_code == 302
+    assert Webhook.objects.get(pk=webhook.pk).rate_limit == 2.5

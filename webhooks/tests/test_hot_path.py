@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from webhooks.delivery import _claim, _record, _record_success, attempt_delivery
+from webhooks.delivery import StartedAttempt, _claim, _record, _record_success, attempt_delivery
 from webhooks.models import PING_TRIGGER, DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.sending import SendResult
 from webhooks.signing import new_message_id
@@ -145,12 +145,23 @@ def succeeded_result() -> SendResult:
     )
 
 
+def started(delivery, now) -> StartedAttempt:
+    """What `start_attempt` hands over: the claimed delivery and its attempt, logged open."""
+    attempt = DeliveryAttempt.objects.create(
+        delivery=delivery,
+        attempt_number=delivery.attempts,
+        attempted_at=now,
+        request_url=delivery.webhook.subscriber_url,
+    )
+    return StartedAttempt(delivery=delivery, attempt=attempt, body=b"", headers={}, gated=False)
+
+
 def record_in_one_statement(delivery, now, result):
-    return _record_success(delivery=delivery, now=now, result=result)
+    return _record_success(started=started(delivery, now), result=result)
 
 
 def record_locking(delivery, now, result):
-    return _record(delivery_id=delivery.pk, attempt_number=delivery.attempts, now=now, result=result, retry=True)
+    return _record(started=started(delivery, now), result=result, retry=True)
 
 
 RECORDS = pytest.mark.parametrize("record", [record_in_one_statement, record_locking], ids=["one-statement", "locking"])

@@ -158,7 +158,10 @@ class Command(BaseCommand):
                 "devserver.worker",
                 "worker",
                 "--loglevel=INFO",
-                "--concurrency=2",
+                # As docs/webhooks.md recommends; one process also keeps the webhook gate whole
+                # without Redis (webhooks.slots).
+                "--pool=threads",
+                "--concurrency=4",
                 "--without-gossip",
             ],
             # Beat's only INFO line is "Sending due task" every few seconds: warnings and errors only.

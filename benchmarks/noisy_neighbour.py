@@ -1,0 +1,284 @@
+"""`make bench-noisy-neighbour` (`python -m benchmarks.noisy_neighbour`): does a slow subscriber
+delay anybody else's webhooks? Prints figures; asserts nothing.
+
+One worker of the documented size (`celery -A config worker --pool threads --concurrency 4`, with
+its embedded beat running the sweeper) on PostgreSQL and Redis, its own database (`test_<name>`,
+created and dropped). Receivers on 127.0.0.1:
+
+- 100 healthy subscribers (one keep-alive server that answers at once, a path each);
+- slow subscribers, half of them never answering (they accept the connection and read the
+  request), half answering after 30 s.
+
+1. For 0, 1 and 10 slow subscribers: each slow subscriber is sent NOISY_RATE (10) events/s and the
+   healthy ones HEALTHY_RATE (20) events/s in all, round robin, for NOISY_SECONDS (30; the issue's
+   drill is 120). Figures: the healthy deliveries' lag from commit to arrival (p50, p99, max) and
+   how many were late by more than 1 s.
+2. 1,000 never-answering subscribers, two events each: the most attempts in flight at once in the
+   worker (connections open at the silent receiver) and the worker's memory (RSS, all processes).
+"""
+
+import os
+import resource
+import selectors
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
+
+ROOT = Path(__file__).resolve().parent.parent
+HEALTHY = 100
+
+
+class InstantReceiver:
+    def __init__(self):
+        self.received: dict[str, float] = {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.received.setdefault(self.headers["webhook-id"], time.time())
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.request_queue_size = 1024
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.port = self.server.server_address[1]
+
+
+class SlowReceiver(InstantReceiver):
+    """Answers after `delay` seconds (one thread per connection; the worker's cap bounds them)."""
+
+    def __init__(self, delay: float):
+        super().__init__()
+        handler = self.server.RequestHandlerClass
+        original = handler.do_POST
+
+        def do_post(handler_self):
+            time.sleep(delay)
+            try:
+                original(handler_self)
+            except OSError:
+                pass
+
+        handler.do_POST = do_post
+
+
+class SilentReceiver:
+    """Accepts connections and reads forever, never answering; counts connections open at once."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=4096)
+        self.listener.setblocking(False)
+        self.port = self.listener.getsockname()[1]
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ)
+        self.open = 0
+        self.most_open = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            for key, _ in self.selector.select():
+                if key.fileobj is self.listener:
+                    try:
+                        connection, _ = self.listener.accept()
+                    except OSError:
+                        continue
+                    connection.setblocking(False)
+                    self.selector.register(connection, selectors.EVENT_READ)
+                    self.open += 1
+                    self.most_open = max(self.most_open, self.open)
+                else:
+                    try:
+                        data = key.fileobj.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        self.selector.unregister(key.fileobj)
+                        key.fileobj.close()
+                        self.open -= 1
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def worker_rss_mb(pid: int) -> float:
+    import psutil
+
+    process = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [process, *process.children(recursive=True)]) / 2**20
+
+
+def main() -> None:
+    import django
+
+    django.setup()
+    import redis
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from accounts.tests.factories import UserFactory
+    from config.celery import app
+    from webhooks.models import Webhook, WebhookDelivery, WebhookTrigger
+    from webhooks.outbox import create_deliveries
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+    noisy_rate = float(os.environ.get("NOISY_RATE", 10))
+    healthy_rate = float(os.environ.get("HEALTHY_RATE", 20))
+    seconds = float(os.environ.get("NOISY_SECONDS", 30))
+    pool = os.environ.get("BENCH_POOL", "threads")
+    concurrency = os.environ.get("BENCH_CONCURRENCY", "4")
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+    original_database = connection.settings_dict["NAME"]
+    test_database = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    database = connection.settings_dict
+    worker = None
+    try:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings_test",
+            "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{test_database}",
+            "CELERY_DB_REUSE_MAX": "1000",
+        }
+        worker = subprocess.Popen(
+            [str(Path(sys.executable).parent / "celery"), "-A", "config", "worker", "-B",
+             "-s", "/tmp/bench-noisy-neighbour-beat", "-c", concurrency, "-P", pool, "-l", "warning",
+             "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, start_new_session=True,
+        )  # fmt: skip
+        if not wait_for(lambda: app.control.ping(timeout=0.3), 60):
+            raise SystemExit("The worker did not start.")
+
+        owner = UserFactory()
+        healthy_receiver = InstantReceiver()
+        healthy = [
+            Webhook.objects.create(
+                user=owner,
+                subscriber_url=f"http://127.0.0.1:{healthy_receiver.port}/healthy/{n}",
+                event_triggers=[WebhookTrigger.BOOKING_CREATED],
+                secret="whsec_" + "A" * 43,
+            )
+            for n in range(HEALTHY)
+        ]
+        silent_receiver = SilentReceiver()
+        late_receiver = SlowReceiver(30.0)
+
+        def slow_webhooks(count: int, tag: str) -> list:
+            return [
+                Webhook.objects.create(
+                    user=owner,
+                    subscriber_url=(
+                        f"http://127.0.0.1:{silent_receiver.port}/silent/{tag}/{n}"
+                        if n % 2 == 0
+                        else f"http://127.0.0.1:{late_receiver.port}/late/{tag}/{n}"
+                    ),
+                    event_triggers=[WebhookTrigger.BOOKING_CREATED],
+                    secret="whsec_" + "A" * 43,
+                )
+                for n in range(count)
+            ]
+
+        def emit(webhooks) -> list[tuple[str, float]]:
+            with transaction.atomic():
+                deliveries = create_deliveries(
+                    webhooks=webhooks, trigger=WebhookTrigger.BOOKING_CREATED, payload={"n": 1}
+                )
+            now = time.time()
+            return [(delivery.message_id, now) for delivery in deliveries]
+
+        # Warm-up: every healthy subscriber once.
+        warm = emit(healthy)
+        wait_for(lambda: all(m in healthy_receiver.received for m, _ in warm), 60)
+
+        print(f"\nNoisy neighbour (1 worker, {pool} pool, concurrency {concurrency}, PostgreSQL + Redis)")
+        print(f"  {HEALTHY} healthy subscribers at {healthy_rate:.0f} events/s in all; each slow one at "
+              f"{noisy_rate:.0f} events/s; {seconds:.0f} s per row; half the slow ones never answer, "
+              "half answer after 30 s")  # fmt: skip
+        print("  slow subscribers | healthy lag p50 / p99 / max | over 1 s | delivered | worker RSS")
+        for slow_count in (0, 1, 10):
+            slow = slow_webhooks(slow_count, f"run{slow_count}")
+            committed: list[tuple[str, float]] = []
+            tick = 1.0 / max(healthy_rate, noisy_rate)
+            start = time.monotonic()
+            next_healthy, next_noisy, index = 0.0, 0.0, 0
+            while (elapsed := time.monotonic() - start) < seconds:
+                if elapsed >= next_noisy and slow:
+                    emit(slow)
+                    next_noisy += 1.0 / noisy_rate
+                if elapsed >= next_healthy:
+                    committed += emit([healthy[index % HEALTHY]])
+                    index += 1
+                    next_healthy += 1.0 / healthy_rate
+                time.sleep(tick / 4)
+            wait_for(lambda sent=tuple(committed): all(m in healthy_receiver.received for m, _ in sent), 60)
+            lags = [healthy_receiver.received[m] - at for m, at in committed if m in healthy_receiver.received]
+            late = sum(1 for lag in lags if lag > 1.0)
+            print(
+                f"  {slow_count:16d} | {statistics.median(lags) * 1000:7.0f} / {percentile(lags, 0.99) * 1000:.0f} / "
+                f"{max(lags) * 1000:.0f} ms | {late:8d} | {len(lags)}/{len(committed)} | "
+                f"{worker_rss_mb(worker.pid):.0f} MB"
+            )
+            Webhook.objects.filter(pk__in=[webhook.pk for webhook in slow]).update(active=False)
+            WebhookDelivery.objects.filter(webhook__in=slow, status="pending").update(status="cancelled")
+
+        # 2. Attempts in flight with 1,000 never-answering subscribers.
+        many = [
+            Webhook.objects.create(
+                user=owner,
+                subscriber_url=f"http://127.0.0.1:{silent_receiver.port}/many/{n}",
+                event_triggers=[WebhookTrigger.BOOKING_CREATED],
+                secret="whsec_" + "A" * 43,
+            )
+            for n in range(1000)
+        ]
+        base_open = silent_receiver.open
+        silent_receiver.most_open = base_open
+        emit(many)
+        emit(many)
+        wait_for(lambda: silent_receiver.open - base_open >= 1000, 60)
+        time.sleep(3)
+        in_flight = silent_receiver.most_open - base_open
+        print(
+            f"  1,000 never-answering subscribers x 2 events: {in_flight} attempts in flight at once "
+            f"(MAX_IN_FLIGHT_PER_WORKER {settings.WEBHOOKS['MAX_IN_FLIGHT_PER_WORKER']}), "
+            f"worker RSS {worker_rss_mb(worker.pid):.0f} MB"
+        )
+    finally:
+        if worker is not None and worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(15)
+        connection.close()
+        connection.creation.destroy_test_db(original_database, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
