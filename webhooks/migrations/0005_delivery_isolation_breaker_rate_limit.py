@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
         ('accounts', '0003_oauth_code_redemption'),
         ('core', '0001_initial'),
         ('scheduling', '0003_booking_v1_fields'),
-        ('webhooks', '0002_deliveries'),
+        ('webhooks', '0004_admin_list_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         migrations.swappable_dependency(settings.OAUTH2_PROVIDER_APPLICATION_MODEL),
     ]
