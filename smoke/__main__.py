@@ -7,7 +7,7 @@ Every step is described in docs/operations.md ("The production smoke run"). In s
    and database backend the settings can select;
 2. a fresh PostgreSQL database (`SMOKE_DATABASE_URL`) and an emptied Redis database
    (`SMOKE_REDIS_URL`), `migrate`;
-3. README's processes: gunicorn with config/gunicorn.conf.py and 2 workers, a prefork Celery worker
+3. README's processes: gunicorn with config/gunicorn.conf.py and 2 workers, a Celery worker (threads)
    and one beat, with DEBUG off, a generated SECRET_KEY and BEHIND_PROXY=1 (this client plays the
    TLS proxy: it sends `X-Forwarded-Proto: https`);
 4. over HTTP only: /readyz, an OAuth client from `createoauthclient`, the authorization code flow
@@ -57,7 +57,7 @@ LOCK = ROOT / "requirements.txt"
 # README's "Running in production", word for word (core/tests/test_smoke_docs.py checks that README
 # and docs/operations.md say exactly these). The smoke run replaces only the address of `--bind`.
 WEB_COMMAND = "gunicorn -c config/gunicorn.conf.py config.wsgi --workers 2 --bind 127.0.0.1:8000"
-WORKER_COMMAND = "celery -A config worker -l info --pool prefork --concurrency 8"
+WORKER_COMMAND = "celery -A config worker -l info --pool threads --concurrency 4"
 BEAT_COMMAND = "celery -A config beat -l info"
 MIGRATE_COMMAND = "python manage.py migrate --noinput"
 OPERATOR_COMMAND = "python manage.py createsuperuser --noinput --username USERNAME --email EMAIL"
@@ -649,8 +649,8 @@ class Smoke:
         self.receiver = Receiver()
 
         # Side by side (they do not need each other to start): the import check, `migrate`, and
-        # README's processes, gunicorn (2 workers) and a prefork Celery worker; then one beat.
-        self.begin("the import check, migrate, gunicorn (2 workers), a prefork worker, then one beat")
+        # README's processes, gunicorn (2 workers) and a Celery worker (threads); then one beat.
+        self.begin("the import check, migrate, gunicorn (2 workers), a worker, then one beat")
         imports = self.launch(
             "import-check", import_check(venv, config, self.work / "var-import-check"), env, oneshot=True
         )
