@@ -67,6 +67,7 @@ SCOPES = "READ_PROFILE WRITE_SCHEDULE WRITE_EVENT_TYPE WRITE_BOOKING WRITE_WEBHO
 TRIGGERS = ["BOOKING_CREATED", "BOOKING_RESCHEDULED", "BOOKING_CANCELLED"]
 WAIT_SECONDS = 120  # the most any one wait may take before the step fails (a bound, not a target)
 LOG_TAIL_LINES = 40
+STALE_VENV_SECONDS = 7 * 24 * 3600
 
 
 class SmokeFailure(Exception):
@@ -145,6 +146,10 @@ def runtime_venv(config: Config) -> Path:
                 check=True,
             )
             (venv / ".complete").write_text(version + "\n")
+        (venv / ".complete").touch()  # last used: virtualenvs of locks unused for a week go
+        for other in config.cache_dir.glob("venv-*/.complete"):
+            if time.time() - other.stat().st_mtime > STALE_VENV_SECONDS:
+                shutil.rmtree(other.parent, ignore_errors=True)
     return venv
 
 
@@ -787,14 +792,17 @@ class Smoke:
         enqueued = sum(
             int(n) for w in workers for n in re.findall(r"Webhook sweeper enqueued (\d+) due deliveries", w.output())
         )
-        if enqueued != len(TRIGGERS):
-            raise SmokeFailure(f"the sweeps enqueued {enqueued} deliveries, not the {len(TRIGGERS)} retries")
+        # At least the 3 retries; more only if a publish after a commit failed (a loaded Redis
+        # answering slower than REDIS_SOCKET_TIMEOUT_SECONDS), which the sweeper then sends: what
+        # must not happen, a second send, is what the receiver and the delivery log show.
+        if enqueued < len(TRIGGERS):
+            raise SmokeFailure(f"the sweeps enqueued {enqueued} deliveries, fewer than the {len(TRIGGERS)} retries")
         listed = expect(
             web.get(f"/v1/webhooks/{flaky['id']}/deliveries", headers=self.auth), 200, "delivery log"
         ).json()["deliveries"]
         if sorted((d["status"], d["attemptCount"]) for d in listed) != [("succeeded", 2)] * len(TRIGGERS):
             raise SmokeFailure(f"the delivery log says {[(d['status'], d['attemptCount']) for d in listed]}")
-        say(f"{total_sent} sweeps sent by two beats, {enqueued} retries enqueued once each, nothing sent twice")
+        say(f"{total_sent} sweeps sent by two beats, {enqueued} deliveries enqueued by them, nothing sent twice")
 
     def stop(self) -> list[str]:
         """Stops everything it started; returns the names of processes still there afterwards."""
