@@ -22,13 +22,13 @@ from core.exceptions import ApplicationError
 from core.query import Integer, QueryParameters, is_ascii_integer
 from core.scopes import READ_MEMBERSHIP, READ_PROFILE, WRITE_MEMBERSHIP
 from core.viewsets import (
-    CreateModelMixin,
-    DestroyModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    DestroyResourceMixin,
+    ListResourceMixin,
     ResourceAPIView,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 
 MEMBERSHIP_SCOPES = {
@@ -50,18 +50,20 @@ class MeView(ResourceAPIView):
 
 
 class TeamViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
+    selector = team_list
     scopes = MEMBERSHIP_SCOPES
     envelope_singular = "team"
     envelope_plural = "teams"
     serializer_class = TeamSerializer
     update_serializer_class = TeamUpdateSerializer
     conflict_actions = ("create", "partial_update")
-
-    def get_queryset(self):
-        user_ids = self.requested_user_ids() if self.action == "list" else None
-        return team_list(user=self.request.user, user_ids=user_ids)
 
     def perform_create(self, data):
         return team_create(owner=self.request.user, **data)
@@ -78,10 +80,16 @@ class MembershipFilters(QueryParameters):
 
 
 class MembershipViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
     """Path ids are `{userId}_{teamId}`."""
 
+    selector = membership_list
     scopes = MEMBERSHIP_SCOPES
     envelope_singular = "membership"
     envelope_plural = "memberships"
@@ -92,15 +100,6 @@ class MembershipViewSet(
     lookup_schema = {"type": "string", "pattern": r"^[0-9]+_[0-9]+$", "example": "12_3"}
     conflict_actions = ("create", "partial_update", "destroy")
     list_filters = MembershipFilters
-
-    def get_queryset(self):
-        if self.action != "list":
-            return membership_list(user=self.request.user)
-        return membership_list(
-            user=self.request.user,
-            user_ids=self.requested_user_ids(),
-            **self.list_filters.parse(self.request),
-        )
 
     def lookup_object(self, queryset, lookup):
         user_id, separator, team_id = lookup.partition("_")

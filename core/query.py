@@ -16,19 +16,16 @@ rewritten:
 How to declare the filters of a new list: subclass `QueryParameters` with one attribute per
 parameter. The attribute's name is the key of the parsed value and, in camelCase, the parameter's
 name (`booking_id` → `?bookingId=`, as for body fields); its kind says how a value is read and
-how the OpenAPI document describes it. Set the class as the view's `list_filters` and read it in
-`get_queryset`::
+how the OpenAPI document describes it. Set the class as the view's `list_filters`; the base
+viewset passes the parsed values to the view's `selector` as keyword arguments::
 
     class PaymentFilters(QueryParameters):
         booking_id = Integer(minimum=1, description="Only the payments of this booking.")
         success = Boolean()
 
-    class PaymentViewSet(ListModelMixin, ResourceViewSet):
+    class PaymentViewSet(ListResourceMixin, ResourceViewSet):
+        selector = payment_list  # a list calls payment_list(user=…, user_ids=…, booking_id=5, success=None)
         list_filters = PaymentFilters
-
-        def get_queryset(self):
-            filters = self.list_filters.parse(self.request)  # {"booking_id": 5, "success": None}
-            return payment_list(user=self.request.user, **filters)
 
 `core.openapi.ResourceAutoSchema` documents a view's `list_filters` on its list operation, so the
 document lists exactly the parameters that are read; no `OpenApiParameter` is written by hand.

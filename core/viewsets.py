@@ -2,8 +2,8 @@
 
 How to build a resource on it::
 
-    class ScheduleViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin,
-                          UpdateModelMixin, DestroyModelMixin, ResourceViewSet):
+    class ScheduleViewSet(ListResourceMixin, RetrieveResourceMixin, CreateResourceMixin,
+                          UpdateResourceMixin, DestroyResourceMixin, ResourceViewSet):
         scopes = {"GET": "READ_SCHEDULE", "POST": "WRITE_SCHEDULE",
                   "PATCH": "WRITE_SCHEDULE", "DELETE": "WRITE_SCHEDULE"}
         envelope_singular = "schedule"          # {"schedule": {...}}
@@ -13,8 +13,7 @@ How to build a resource on it::
         input_serializer_class = ScheduleCreateSerializer           # optional, POST
         update_serializer_class = ScheduleUpdateSerializer          # optional, PATCH
 
-        def get_queryset(self):                 # visibility lives in the selector
-            return schedule_list(user=self.request.user, user_ids=self.requested_user_ids())
+        selector = schedule_list                # the one selector: visibility lives there
 
         def perform_create(self, data):         # validated data (snake_case) → a service
             return schedule_create(user=self.request.user, **data)
@@ -38,6 +37,12 @@ What the base gives you:
   (200 + `Location` + `message`), PATCH (PUT is a 405), delete with its `message`;
 - `take`/`page` validation, stable order by `id` (the base orders the queryset unless it is
   already ordered);
+- the queryset: `selector(user=<the caller>)`, plus, for a list, its declared `list_filters` and
+  `?userId=` (`list_arguments()`, which a list with filters of its own shape overrides; a nested
+  resource overrides `selector_arguments()`); no viewset writes `get_queryset`;
+- the mixins are named `…ResourceMixin`, not DRF's `…ModelMixin`: their hooks differ
+  (`perform_create(data)` returns the instance, the envelopes are ours), so DRF's imported by habit
+  cannot pass for them;
 - one read path: list and get read the selector's queryset as rows of exactly what
   `serializer_class` shows (core.readpath), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
@@ -50,6 +55,9 @@ camelCase and strict bodies. Services raise `core.exceptions` errors or Django's
 `ValidationError`; the exception handler turns them into problem+json.
 """
 
+from collections.abc import Callable
+
+from django.db.models import QuerySet
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -113,6 +121,29 @@ class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet
     conflict_actions: tuple[str, ...] = ()  # actions documented with a 409
     list_filters: type[QueryParameters] = QueryParameters  # the list's filters, read and documented (core.query)
     filters_by_user = True  # the list takes `?userId=` (requested_user_ids), and the document says so
+    # The resource's one selector: `selector(**selector_arguments(), **list_arguments())` is the
+    # caller's visible queryset, for reads and writes alike. Set as a plain function.
+    selector: Callable[..., QuerySet] | None = None
+
+    def get_queryset(self):
+        """The selector's queryset for this caller: the view never filters visibility itself, and
+        a list adds only what its request declares (`list_arguments`)."""
+        arguments = self.selector_arguments()
+        if self.action == "list":
+            arguments.update(self.list_arguments())
+        return type(self).selector(**arguments)
+
+    def selector_arguments(self) -> dict:
+        """What every call of the selector gets: the caller."""
+        return {"user": self.request.user}
+
+    def list_arguments(self) -> dict:
+        """A list's extra selector arguments: its declared filters (`list_filters`, by their
+        Python names) and, where the list takes it, `user_ids` from `?userId=`."""
+        arguments = self.list_filters.parse(self.request)
+        if self.filters_by_user:
+            arguments["user_ids"] = self.requested_user_ids()
+        return arguments
 
     # --- the caller --------------------------------------------------------------------------
 
@@ -203,7 +234,7 @@ class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet
         raise NotImplementedError
 
 
-class ListModelMixin:
+class ListResourceMixin:
     def list(self, request, *args, **kwargs):
         queryset = read_rows(self.filter_queryset(self.get_queryset()), self.serializer_class)
         page = self.paginate_queryset(queryset)
@@ -211,13 +242,13 @@ class ListModelMixin:
         return self.get_paginated_response(serializer.data)
 
 
-class RetrieveModelMixin:
+class RetrieveResourceMixin:
     def retrieve(self, request, *args, **kwargs):
         instance = self.get_object(as_rows=True)
         return Response({self.envelope_singular: self.get_output_serializer(instance).data})
 
 
-class CreateModelMixin:
+class CreateResourceMixin:
     def create(self, request, *args, **kwargs):
         data = self.validated_input()
         instance = self.reload(self.perform_create(data))
@@ -230,7 +261,7 @@ class CreateModelMixin:
         return Response(body, status=status.HTTP_200_OK, headers={"Location": self.location_url(instance)})
 
 
-class UpdateModelMixin:
+class UpdateResourceMixin:
     """PATCH only: every field is optional, and a PUT is a 405."""
 
     def partial_update(self, request, *args, **kwargs):
@@ -240,7 +271,7 @@ class UpdateModelMixin:
         return Response({self.envelope_singular: self.get_output_serializer(instance).data})
 
 
-class DestroyModelMixin:
+class DestroyResourceMixin:
     def destroy(self, request, *args, **kwargs):
         instance = self.get_object()
         label = self.location_id(instance)
@@ -251,11 +282,11 @@ class DestroyModelMixin:
 __all__ = [
     "RateLimitFirstMixin",
     "ResourceAPIView",
-    "CreateModelMixin",
-    "DestroyModelMixin",
-    "ListModelMixin",
+    "CreateResourceMixin",
+    "DestroyResourceMixin",
+    "ListResourceMixin",
     "ResourceRouter",
     "ResourceViewSet",
-    "RetrieveModelMixin",
-    "UpdateModelMixin",
+    "RetrieveResourceMixin",
+    "UpdateResourceMixin",
 ]

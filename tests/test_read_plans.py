@@ -10,7 +10,7 @@ from rest_framework.test import APIRequestFactory
 
 from accounts.tests.factories import UserFactory
 from core.readpath import row_iterable
-from core.viewsets import ListModelMixin, ResourceViewSet, RetrieveModelMixin
+from core.viewsets import ListResourceMixin, ResourceViewSet, RetrieveResourceMixin
 from webhooks.tests.factories import WebhookFactory
 
 
@@ -25,7 +25,7 @@ def _viewsets(patterns=None):
 
 
 READ_VIEWSETS = sorted(
-    {view for view in _viewsets() if issubclass(view, ListModelMixin | RetrieveModelMixin)},
+    {view for view in _viewsets() if issubclass(view, ListResourceMixin | RetrieveResourceMixin)},
     key=lambda view: f"{view.__module__}.{view.__qualname__}",
 )
 

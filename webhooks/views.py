@@ -11,12 +11,12 @@ from core.pagination import PAGINATION_SCHEMA, PagePagination
 from core.query import Choice, Instant, QueryParameters, Text
 from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
-    CreateModelMixin,
-    DestroyModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    DestroyResourceMixin,
+    ListResourceMixin,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 from webhooks.cursors import decode_delivery_cursor, encode_delivery_cursor
 from webhooks.models import DeliveryStatus
@@ -68,10 +68,16 @@ def require_empty_body(request) -> None:
 
 
 class WebhookViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
     """Subscriptions: the caller's own, their event types', and their administered teams'."""
 
+    selector = webhook_list
     scopes = SCOPES
     envelope_singular = "webhook"
     envelope_plural = "webhooks"
@@ -81,10 +87,6 @@ class WebhookViewSet(
     lookup_value_regex = UUID_PATTERN
     lookup_schema = {"type": "string", "format": "uuid"}
     conflict_actions = ("create", "partial_update", "recover")
-
-    def get_queryset(self):
-        user_ids = self.requested_user_ids() if self.action == "list" else None
-        return webhook_list(user=self.request.user, user_ids=user_ids)
 
     def get_output_serializer(self, instance):
         context = self.get_serializer_context()
@@ -183,9 +185,10 @@ class DeliveryPagination(PagePagination):
         return response
 
 
-class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet):
+class WebhookDeliveryViewSet(ListResourceMixin, RetrieveResourceMixin, ResourceViewSet):
     """The delivery log of one webhook, newest first; `?status=` filters."""
 
+    selector = delivery_list
     scopes = {"GET": READ_WEBHOOK, "POST": WRITE_WEBHOOK}
     envelope_singular = "delivery"
     envelope_plural = "deliveries"
@@ -204,14 +207,13 @@ class WebhookDeliveryViewSet(ListModelMixin, RetrieveModelMixin, ResourceViewSet
                 raise NotFound(f"Webhook {webhook_id} does not exist.")
         return self._webhook
 
-    def get_queryset(self):
-        webhook = self.get_webhook()
-        if self.action == "list":
-            filters = self.list_filters.parse(self.request)
-            cursor = filters.pop("cursor")
-            before_id = decode_delivery_cursor(cursor) if cursor is not None else None
-            return delivery_list(webhook=webhook, before_id=before_id, **filters)
-        return delivery_list(webhook=webhook)
+    def selector_arguments(self) -> dict:
+        return {"webhook": self.get_webhook()}  # the webhook's visibility is the caller's
+
+    def list_arguments(self) -> dict:
+        filters = self.list_filters.parse(self.request)
+        cursor = filters.pop("cursor")
+        return {**filters, "before_id": decode_delivery_cursor(cursor) if cursor is not None else None}
 
     def get_output_serializer_class(self):
         return DeliveryDetailSerializer

@@ -16,13 +16,13 @@ from accounts.models import Team
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, TeamFactory, UserFactory
 from core.serializers import ApiModelSerializer
 from core.viewsets import (
-    CreateModelMixin,
-    DestroyModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    DestroyResourceMixin,
+    ListResourceMixin,
     ResourceRouter,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
@@ -36,7 +36,12 @@ class ThingSerializer(ApiModelSerializer):
 
 
 class ThingViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
     scopes = {
         "GET": "READ_MEMBERSHIP",

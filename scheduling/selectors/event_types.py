@@ -17,12 +17,15 @@ def _visible_filter(user: User | Parameter) -> Q:
     return Q(owner=user) | Q(team_id__in=member_of)
 
 
-def event_type_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[EventType]:
+def event_type_list(*, user: User, user_ids: list[int] | None = None, slug: str | None = None) -> QuerySet[EventType]:
     """The caller's own event types and those of teams they are an accepted member of.
 
-    System admins see every event type; `user_ids` (admins' `?userId=`) narrows to those owners.
+    System admins see every event type; `user_ids` (admins' `?userId=`) narrows to those owners,
+    `slug` to the event types with exactly that slug.
     """
     queryset = EventType.objects.select_related("owner", "team", "schedule")
+    if slug is not None:
+        queryset = queryset.filter(slug=slug)
     if user_ids is not None:
         queryset = queryset.filter(owner_id__in=user_ids)
         return queryset if user.is_system_admin else queryset.filter(_visible_filter(user))

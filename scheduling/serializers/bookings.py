@@ -508,10 +508,6 @@ class BookingRescheduledSerializer(ApiSerializer):
     message = serializers.CharField()
 
 
-# Cal.com v1 clients send these in the query string of a cancellation.
-CANCEL_QUERY_PARAMETERS = ("cancellationReason", "allRemainingBookings", "cancelSubsequentBookings")
-
-
 class BookingCancelSerializer(ApiSerializer):
     cancellation_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
     all_remaining_bookings = serializers.BooleanField(

@@ -2,26 +2,26 @@ from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text, query_bool, single
+from core.query import Boolean, Choice, Email, Instant, Integer, ListOf, QueryParameters, Text
 from core.scopes import READ_BOOKING, WRITE_BOOKING
+from core.serializers import to_camel
 from core.viewsets import (
-    CreateModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    ListResourceMixin,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 from scheduling.models import BookingStatus
 from scheduling.selectors.bookings import booking_by_uid, booking_list, booking_payments
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.serializers.bookings import (
-    CANCEL_QUERY_PARAMETERS,
     BookingCancelledSerializer,
     BookingCancelSerializer,
     BookingConfirmedSerializer,
@@ -42,7 +42,6 @@ from scheduling.services.bookings import (
 )
 from scheduling.services.recurring import book_recurring, booking_cancel_series
 
-BOOLEAN_CANCEL_PARAMETERS = ("allRemainingBookings", "cancelSubsequentBookings")
 # What Cal.com v1's answer to POST /bookings said about where the booking came from.
 CREATION_SOURCE = "API_V1"
 
@@ -72,29 +71,33 @@ class BookingFilters(QueryParameters):
     )
 
 
+class CancelParameters(QueryParameters):
+    """A cancellation's options in the query string, as Cal.com v1's clients send them; the body
+    may carry the same fields (`BookingCancelSerializer`), and the body wins."""
+
+    cancellation_reason = Text(description="Also accepted in the body.")
+    all_remaining_bookings = Boolean(
+        description="Also cancel every occurrence of the booking's recurring series that has not started."
+    )
+    cancel_subsequent_bookings = Boolean(description="Also cancel every later occurrence of its recurring series.")
+
+
 # DELETE /bookings/{id} and DELETE /bookings/{id}/cancel are one operation under two paths.
 CANCEL_SCHEMA = extend_schema(
     request=BookingCancelSerializer,
     responses=BookingCancelledSerializer,
-    parameters=[
-        OpenApiParameter("cancellationReason", str, description="Also accepted in the body."),
-        OpenApiParameter(
-            "allRemainingBookings",
-            bool,
-            description="Also cancel every occurrence of the booking's recurring series that has not started.",
-        ),
-        OpenApiParameter(
-            "cancelSubsequentBookings", bool, description="Also cancel every later occurrence of its recurring series."
-        ),
-    ],
+    parameters=CancelParameters.openapi_parameters(),
 )
 
 
-class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, ResourceViewSet):
+class BookingViewSet(
+    ListResourceMixin, RetrieveResourceMixin, CreateResourceMixin, UpdateResourceMixin, ResourceViewSet
+):
     """Bookings the caller may see (scheduling.selectors.bookings: organizer, event type owner,
     team admins, attendees; system admins: all). Create (Cal.com v1's body and answer), edit,
     reschedule, confirm or reject, cancel; DELETE cancels, there is no hard delete."""
 
+    selector = booking_list
     scopes = {"GET": READ_BOOKING, "POST": WRITE_BOOKING, "PATCH": WRITE_BOOKING, "DELETE": WRITE_BOOKING}
     envelope_singular = "booking"
     envelope_plural = "bookings"
@@ -104,18 +107,14 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
     conflict_actions = ("create", "partial_update", "reschedule", "confirm", "cancel", "destroy")
     list_filters = BookingFilters
 
-    def get_queryset(self):
-        if self.action == "list":
-            return booking_list(user=self.request.user, user_ids=self.requested_user_ids(), **self._list_filters())
-        return booking_list(user=self.request.user)
-
-    def _list_filters(self) -> dict:
+    def list_arguments(self) -> dict:
         filters = self.list_filters.parse(self.request)
         # Cal.com v1's one status filter: bookings that have not started yet.
         upcoming = "UPCOMING" in filters["status"]
         starts = [filters["after_start_time"], filters["date_from"], timezone.now() if upcoming else None]
         ends = [filters["before_end_time"], filters["date_to"]]
         return {
+            "user_ids": self.requested_user_ids(),
             "statuses": [status for status in filters["status"] if status != "UPCOMING"],
             "event_type_ids": filters["event_type_id"],
             "after_start_time": max((start for start in starts if start is not None), default=None),
@@ -232,12 +231,7 @@ class BookingViewSet(ListModelMixin, RetrieveModelMixin, CreateModelMixin, Updat
         string; `cancelledBy` is the caller's email. The answer is v1's, plus the booking."""
         instance = self.get_object()
         body = request.data if request.data else {}
-        # Query strings carry text; their booleans are `true`/`false` and become JSON booleans here.
-        query = {
-            name: (query_bool(request, name) if name in BOOLEAN_CANCEL_PARAMETERS else single(request, name))
-            for name in CANCEL_QUERY_PARAMETERS
-            if name in request.query_params
-        }
+        query = {to_camel(name): value for name, value in CancelParameters.parse(request).items() if value is not None}
         serializer = BookingCancelSerializer(data={**query, **body} if isinstance(body, Mapping) else body)
         serializer.is_valid(raise_exception=True)
         reason = serializer.validated_data.get("cancellation_reason", "")

@@ -1,12 +1,12 @@
 from core.query import QueryParameters, Text
 from core.scopes import READ_EVENT_TYPE, WRITE_EVENT_TYPE
 from core.viewsets import (
-    CreateModelMixin,
-    DestroyModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    DestroyResourceMixin,
+    ListResourceMixin,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 from scheduling.selectors.event_types import event_type_list
 from scheduling.serializers.event_types import (
@@ -23,10 +23,16 @@ class EventTypeFilters(QueryParameters):
 
 
 class EventTypeViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
     """Event types the caller owns or whose team they belong to (writes: owner, team ADMIN/OWNER)."""
 
+    selector = event_type_list
     scopes = {
         "GET": READ_EVENT_TYPE,
         "POST": WRITE_EVENT_TYPE,
@@ -41,13 +47,6 @@ class EventTypeViewSet(
     update_serializer_class = EventTypeUpdateSerializer
     conflict_actions = ("create", "partial_update")  # a slug the owner already uses
     list_filters = EventTypeFilters
-
-    def get_queryset(self):
-        if self.action != "list":
-            return event_type_list(user=self.request.user)
-        queryset = event_type_list(user=self.request.user, user_ids=self.requested_user_ids())
-        slug = self.list_filters.parse(self.request)["slug"]
-        return queryset if slug is None else queryset.filter(slug=slug)
 
     def perform_create(self, data):
         return event_type_create_as(actor=self.request.user, owner_id=data.pop("user_id", None), **data)

@@ -1,11 +1,11 @@
 from core.scopes import READ_SCHEDULE, WRITE_SCHEDULE
 from core.viewsets import (
-    CreateModelMixin,
-    DestroyModelMixin,
-    ListModelMixin,
+    CreateResourceMixin,
+    DestroyResourceMixin,
+    ListResourceMixin,
     ResourceViewSet,
-    RetrieveModelMixin,
-    UpdateModelMixin,
+    RetrieveResourceMixin,
+    UpdateResourceMixin,
 )
 from scheduling.selectors.schedules import schedule_list
 from scheduling.serializers.schedules import ScheduleCreateSerializer, ScheduleSerializer, ScheduleUpdateSerializer
@@ -13,20 +13,22 @@ from scheduling.services.schedules import schedule_create, schedule_delete, sche
 
 
 class ScheduleViewSet(
-    ListModelMixin, RetrieveModelMixin, CreateModelMixin, UpdateModelMixin, DestroyModelMixin, ResourceViewSet
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
 ):
     """Schedules with their availability rows and date overrides."""
 
+    selector = schedule_list
     scopes = {"GET": READ_SCHEDULE, "POST": WRITE_SCHEDULE, "PATCH": WRITE_SCHEDULE, "DELETE": WRITE_SCHEDULE}
     envelope_singular = "schedule"
     envelope_plural = "schedules"
     serializer_class = ScheduleSerializer
     input_serializer_class = ScheduleCreateSerializer
     update_serializer_class = ScheduleUpdateSerializer
-
-    def get_queryset(self):
-        user_ids = self.requested_user_ids() if self.action == "list" else None
-        return schedule_list(user=self.request.user, user_ids=user_ids)
 
     def perform_create(self, data):
         return schedule_create(actor=self.request.user, **data)
