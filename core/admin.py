@@ -104,3 +104,12 @@ class AppAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "categories")
     search_fields = ("slug", "name")
     ordering = ("slug",)
+
+
+def adopt_saved(obj, saved) -> None:
+    """Make the admin's unsaved form instance the row a service just created, so that the admin's
+    log entry and redirect point at it."""
+    for field in saved._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db

@@ -13,8 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from accounts.admin import adopt_saved
-from core.admin import ServiceRefusalAdminMixin
+from core.admin import ServiceRefusalAdminMixin, adopt_saved
 from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 from core.exceptions import ApplicationError
 from payments.admin import format_money

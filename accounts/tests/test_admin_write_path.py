@@ -179,7 +179,7 @@ def test_changing_a_users_email_to_one_taken_in_other_case_is_refused(operator_c
 def test_a_refused_service_write_shows_as_a_message_and_writes_nothing(operator_client, monkeypatch):
     """A rule only the service knows (here: a team keeps an accepted OWNER, checked again under the
     team's lock) comes back to the operator as an error message, never a server error."""
-    from accounts import admin as accounts_admin
+    from accounts.admin import teams as accounts_admin
 
     owner = MembershipFactory(role=MembershipRole.OWNER)
     member = MembershipFactory(team=owner.team, role=MembershipRole.MEMBER)
