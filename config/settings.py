@@ -255,7 +255,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.openapi.strict_request_bodies",
         "core.openapi.resource_links",
-        "core.openapi.oauth_reference",
+        "accounts.oauth.openapi.oauth_reference",
+        "core.openapi.detached_document",  # last
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
