@@ -432,7 +432,7 @@ VERSION_PARAMETER = {
     "required": False,
     "schema": {"type": "string", "example": KNOWN[-1]},
     "description": (
-        "Any value is accepted; an absent or unknown one is 2024-04-15 (docs/migrating-from-cal-v2.md, Versions)."
+        "Any value is accepted; an absent or unknown one is 2024-04-15 (docs/migrating-from-cal.md, Versions)."
     ),
 }
 
@@ -790,7 +790,7 @@ def build() -> dict:
             "version": settings.SERVICE_VERSION,
             "description": (
                 "The part of Cal.com's API v2 that integrations call, over the same bookings, event types "
-                "and webhooks as /v1. Guide: [moving from Cal.com API v2](/docs/migrating-from-cal-v2.md)."
+                "and webhooks as /v1. Guide: [moving from Cal.com API v2](/docs/migrating-from-cal.md)."
             ),
         },
         "servers": [{"url": "/"}],

@@ -3,7 +3,7 @@
 Cal.com's version extractor takes the header when it is one of its known versions and otherwise
 (absent, misspelt, a future date) falls back to its default, 2024-04-15. Each controller then
 serves a set of versions; the operations here name, per operation, which shape a resolved version
-selects (`shape_for`). The table is docs/migrating-from-cal-v2.md, "Versions".
+selects (`shape_for`). The table is docs/migrating-from-cal.md, "Versions".
 """
 
 from collections.abc import Mapping

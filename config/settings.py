@@ -235,7 +235,7 @@ SPECTACULAR_SETTINGS = {
         "[conventions: envelopes, errors, pagination, scopes, rate limits](/docs/api.md), "
         "[authentication and OAuth 2.0](/docs/oauth.md), [scheduling](/docs/scheduling.md), "
         "[webhooks](/docs/webhooks.md), [webhook payloads](/docs/webhook-payloads.md), "
-        "[moving from Cal.com API v1](/docs/migrating-from-cal-v1.md); all of them: [/docs/](/docs/).\n\n"
+        "[moving from Cal.com API v1 or v2](/docs/migrating-from-cal.md); all of them: [/docs/](/docs/).\n\n"
         "`/v1/hooks` (and `/hooks`) is an alias of `/v1/webhooks`: every method and sub-path below answers "
         "there too, as in Cal.com's API v1.\n\n"
         "Browsers: every path below answers CORS (`Access-Control-Allow-Origin`, by default `*`, never with "

@@ -34,7 +34,7 @@ from scheduling.services.bookings import (
     booking_reschedule_as_new,
 )
 
-# Which versions each booking shape serves (docs/migrating-from-cal-v2.md, "Versions").
+# Which versions each booking shape serves (docs/migrating-from-cal.md, "Versions").
 BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
 
 V2_STATUSES = ["upcoming", "recurring", "past", "cancelled", "unconfirmed"]

@@ -2,7 +2,7 @@
 or rejecting (POST /bookings/{id}/confirm), who may see and act on a booking, and the small
 differences (a non-numeric id, `expand`, `creationSource`, `Calcom-Response-ID`). Each test names
 the upstream file (calcom/cal.com, apps/api/v1/test/lib/...) whose case it replays; where this
-service answers differently on purpose, docs/migrating-from-cal-v1.md says why and the test pins
+service answers differently on purpose, docs/migrating-from-cal.md says why and the test pins
 what it does instead."""
 
 from datetime import timedelta
