@@ -22,13 +22,8 @@ from core.exceptions import ApplicationError
 from core.query import Integer, QueryParameters, is_ascii_integer
 from core.scopes import READ_MEMBERSHIP, READ_PROFILE, WRITE_MEMBERSHIP
 from core.viewsets import (
-    CreateResourceMixin,
-    DestroyResourceMixin,
-    ListResourceMixin,
+    CrudResourceViewSet,
     ResourceAPIView,
-    ResourceViewSet,
-    RetrieveResourceMixin,
-    UpdateResourceMixin,
 )
 
 MEMBERSHIP_SCOPES = {
@@ -49,14 +44,7 @@ class MeView(ResourceAPIView):
         return Response({"user": MeSerializer(request.user).data})
 
 
-class TeamViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class TeamViewSet(CrudResourceViewSet):
     selector = team_list
     scopes = MEMBERSHIP_SCOPES
     envelope_singular = "team"
@@ -79,14 +67,7 @@ class MembershipFilters(QueryParameters):
     team_id = Integer(description="Only the memberships of this team.")
 
 
-class MembershipViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class MembershipViewSet(CrudResourceViewSet):
     """Path ids are `{userId}_{teamId}`."""
 
     selector = membership_list

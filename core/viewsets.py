@@ -2,8 +2,7 @@
 
 How to build a resource on it::
 
-    class ScheduleViewSet(ListResourceMixin, RetrieveResourceMixin, CreateResourceMixin,
-                          UpdateResourceMixin, DestroyResourceMixin, ResourceViewSet):
+    class ScheduleViewSet(CrudResourceViewSet):  # or ResourceViewSet with the …ResourceMixin it needs
         scopes = {"GET": "READ_SCHEDULE", "POST": "WRITE_SCHEDULE",
                   "PATCH": "WRITE_SCHEDULE", "DELETE": "WRITE_SCHEDULE"}
         envelope_singular = "schedule"          # {"schedule": {...}}
@@ -290,3 +289,14 @@ __all__ = [
     "RetrieveResourceMixin",
     "UpdateResourceMixin",
 ]
+
+
+class CrudResourceViewSet(
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    CreateResourceMixin,
+    UpdateResourceMixin,
+    DestroyResourceMixin,
+    ResourceViewSet,
+):
+    """A resource with every standard action: list, get, create, PATCH and delete."""

@@ -11,12 +11,10 @@ from core.pagination import PAGINATION_SCHEMA, PagePagination
 from core.query import Choice, Instant, QueryParameters, Text
 from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
-    CreateResourceMixin,
-    DestroyResourceMixin,
+    CrudResourceViewSet,
     ListResourceMixin,
     ResourceViewSet,
     RetrieveResourceMixin,
-    UpdateResourceMixin,
 )
 from webhooks.cursors import decode_delivery_cursor, encode_delivery_cursor
 from webhooks.models import DeliveryStatus
@@ -67,14 +65,7 @@ def require_empty_body(request) -> None:
     EmptyBodySerializer(data=request.data if request.data else {}).is_valid(raise_exception=True)
 
 
-class WebhookViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class WebhookViewSet(CrudResourceViewSet):
     """Subscriptions: the caller's own, their event types', and their administered teams'."""
 
     selector = webhook_list

@@ -16,13 +16,8 @@ from accounts.models import Team
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, TeamFactory, UserFactory
 from core.serializers import ApiModelSerializer
 from core.viewsets import (
-    CreateResourceMixin,
-    DestroyResourceMixin,
-    ListResourceMixin,
+    CrudResourceViewSet,
     ResourceRouter,
-    ResourceViewSet,
-    RetrieveResourceMixin,
-    UpdateResourceMixin,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
@@ -35,14 +30,7 @@ class ThingSerializer(ApiModelSerializer):
         read_only_fields = ["id", "created_at"]
 
 
-class ThingViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class ThingViewSet(CrudResourceViewSet):
     scopes = {
         "GET": "READ_MEMBERSHIP",
         "POST": "WRITE_MEMBERSHIP",

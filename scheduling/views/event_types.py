@@ -1,12 +1,7 @@
 from core.query import QueryParameters, Text
 from core.scopes import READ_EVENT_TYPE, WRITE_EVENT_TYPE
 from core.viewsets import (
-    CreateResourceMixin,
-    DestroyResourceMixin,
-    ListResourceMixin,
-    ResourceViewSet,
-    RetrieveResourceMixin,
-    UpdateResourceMixin,
+    CrudResourceViewSet,
 )
 from scheduling.selectors.event_types import event_type_list
 from scheduling.serializers.event_types import (
@@ -22,14 +17,7 @@ class EventTypeFilters(QueryParameters):
     slug = Text(description="Only the event types with this slug.")
 
 
-class EventTypeViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class EventTypeViewSet(CrudResourceViewSet):
     """Event types the caller owns or whose team they belong to (writes: owner, team ADMIN/OWNER)."""
 
     selector = event_type_list

@@ -1,25 +1,13 @@
 from core.scopes import READ_SCHEDULE, WRITE_SCHEDULE
 from core.viewsets import (
-    CreateResourceMixin,
-    DestroyResourceMixin,
-    ListResourceMixin,
-    ResourceViewSet,
-    RetrieveResourceMixin,
-    UpdateResourceMixin,
+    CrudResourceViewSet,
 )
 from scheduling.selectors.schedules import schedule_list
 from scheduling.serializers.schedules import ScheduleCreateSerializer, ScheduleSerializer, ScheduleUpdateSerializer
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
 
-class ScheduleViewSet(
-    ListResourceMixin,
-    RetrieveResourceMixin,
-    CreateResourceMixin,
-    UpdateResourceMixin,
-    DestroyResourceMixin,
-    ResourceViewSet,
-):
+class ScheduleViewSet(CrudResourceViewSet):
     """Schedules with their availability rows and date overrides."""
 
     selector = schedule_list
