@@ -60,6 +60,8 @@ ERROR_DESCRIPTIONS = {
     413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
+    500: "server_error: an unexpected failure on our side (a defect, logged with the request id); a keyed "
+    "write's answer is not stored, so a retry with the same Idempotency-Key runs again",
     503: "service_unavailable: the database cannot be reached; retry after the Retry-After seconds",
 }
 
@@ -276,6 +278,7 @@ class ResourceAutoSchema(AutoSchema):
             statuses.append(422)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
+        statuses.append(500)  # any operation can meet a defect; the body is still a problem
         statuses.append(503)  # any operation, while PostgreSQL is unreachable (docs/operations.md)
         return sorted(statuses)
 
