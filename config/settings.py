@@ -126,6 +126,9 @@ else:
 # Without Redis: kombu's filesystem transport (no process to run; one worker takes each message once).
 # The host only spares kombu's "no hostname" warning on every connection.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://localhost//")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's transport with whole-message writes (devserver/broker.py).
+    CELERY_BROKER_TRANSPORT = "devserver.broker:Transport"
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {}
     if REDIS_URL
