@@ -438,8 +438,10 @@ class Smoke:
             "BEHIND_PROXY": "1",
             "ALLOWED_HOSTS": "127.0.0.1",
             "VAR_DIR": str(var_dir),
-            # The receiver runs on this machine; production allows public addresses only.
+            # The receiver runs on this machine, over plain http; production allows public
+            # addresses and https only.
             "WEBHOOK_ALLOWED_CIDRS": "127.0.0.0/8",
+            "WEBHOOK_ALLOW_HTTP": "1",
             # Retries wait for the beat's sweeper instead of a countdown in the worker, so that the
             # two-beat step has the sweeps send something.
             "WEBHOOK_SHORT_RETRY_MAX_SECONDS": "0",
