@@ -173,6 +173,9 @@ def _admit(delivery_id: int, now: datetime):
     webhook_id, open_until, rate_limit = row
     if open_until is not None and open_until > now:
         _wait_for_circuit(delivery_id, now=now, open_until=open_until)
+        # The publisher may have taken a slot for it before the circuit opened: give it back now
+        # rather than hold it for LEASE_SECONDS (it would keep the webhook's first attempts waiting).
+        release_slot(webhook_id=webhook_id, delivery_id=delivery_id)
         return None
     admission = slots.gate().acquire(
         webhook_id=webhook_id,

@@ -21,10 +21,20 @@ from webhooks.selectors import subscribed_webhooks
 from webhooks.signing import new_message_id
 
 
+def _parked_until(webhook: Webhook, now):
+    """When the webhook's circuit is open: the end of its backoff step (a new delivery waits for it in
+    the database, unleased and unpublished, and the sweeper sends it then). Else None."""
+    open_until = webhook.circuit_open_until
+    return open_until if open_until is not None and open_until > now else None
+
+
 def create_deliveries(*, webhooks, trigger: str, payload: dict) -> list[WebhookDelivery]:
     now = timezone.now()
-    deliveries = WebhookDelivery.objects.bulk_create(
-        [
+    lease_expires_at = now + timedelta(seconds=webhook_setting("LEASE_SECONDS"))
+    rows = []
+    for webhook in webhooks:
+        parked_until = _parked_until(webhook, now)
+        rows.append(
             WebhookDelivery(
                 webhook=webhook,
                 trigger_event=trigger,
@@ -32,14 +42,17 @@ def create_deliveries(*, webhooks, trigger: str, payload: dict) -> list[WebhookD
                 event_created_at=now,
                 message_id=new_message_id(),
                 status=DeliveryStatus.PENDING,
-                next_attempt_at=now,
+                next_attempt_at=parked_until or now,
                 # Leased to the broker message enqueued after commit; the sweeper takes it back if lost.
-                lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS")),
+                lease_expires_at=None if parked_until else lease_expires_at,
             )
-            for webhook in webhooks
-        ]
-    )
-    gated = [(delivery.pk, delivery.webhook_id, delivery.webhook.rate_limit) for delivery in deliveries]
+        )
+    deliveries = WebhookDelivery.objects.bulk_create(rows)
+    gated = [
+        (delivery.pk, delivery.webhook_id, delivery.webhook.rate_limit)
+        for delivery in deliveries
+        if delivery.lease_expires_at is not None
+    ]
     if gated:
         transaction.on_commit(lambda: enqueue_new_deliveries(gated))
     return deliveries

@@ -5,6 +5,7 @@ timings: the speed figures are in `make bench-noisy-neighbour`."""
 import socket
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
@@ -207,6 +208,72 @@ def test_a_tripped_breaker_sends_nothing_until_its_backoff_step(silent_server, s
     assert webhook.consecutive_failures == 4
     # Tripped again: the next step of the schedule.
     assert (webhook.circuit_open_until - timezone.now()).total_seconds() > 550
+
+
+def forget_gate(webhook):
+    """Clear the webhook's slots in Redis (ids repeat across tests; other tests' keys stay)."""
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.delete(*(f"webhooks:gate:{webhook.pk}:{name}" for name in ("slots", "waiting", "rate")))
+
+
+def test_an_event_for_a_webhook_whose_circuit_is_open_waits_in_the_database_and_takes_no_slot(monkeypatch):
+    from django.utils import timezone
+
+    from webhooks import outbox, slots
+
+    published = []
+    monkeypatch.setattr(outbox, "enqueue_new_deliveries", published.append)
+    webhook = WebhookFactory(subscriber_url="http://127.0.0.1:9/closed")
+    open_until = timezone.now() + timedelta(minutes=5)
+    Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=3, circuit_open_until=open_until)
+    forget_gate(webhook)
+
+    [delivery] = emit(webhook)
+
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.next_attempt_at, delivery.lease_expires_at) == (
+        DeliveryStatus.PENDING,
+        open_until,
+        None,
+    )
+    assert published == []  # no message: the sweeper sends it when the step is over
+    assert slots.gate().in_flight(webhook.pk) == 0
+
+
+def test_a_delivery_admitted_before_the_circuit_opened_gives_its_slot_back_when_it_parks(settings, monkeypatch):
+    from django.utils import timezone
+
+    from webhooks import delivery as engine
+    from webhooks import slots
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "CONCURRENCY_PER_WEBHOOK": 1}
+    enqueued = []
+    monkeypatch.setattr(engine, "enqueue_deliveries", lambda ids, **options: enqueued.extend(ids))
+    webhook = WebhookFactory(subscriber_url="http://127.0.0.1:9/closed")
+    forget_gate(webhook)
+    [holding] = emit(webhook, {"n": 1})  # the publisher took the one slot for it
+    [waiting] = emit(webhook, {"n": 2})  # every slot taken: it waits in the webhook's queue
+    assert slots.gate().in_flight(webhook.pk) == 1
+    open_until = timezone.now() + timedelta(minutes=5)
+    Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=3, circuit_open_until=open_until)
+
+    assert engine.start_attempt(delivery_id=holding.pk) is None
+
+    assert slots.gate().in_flight(webhook.pk) == 0
+    assert enqueued == [waiting.pk]  # the freed slot wakes the next one, which parks in turn
+    assert engine.start_attempt(delivery_id=waiting.pk) is None
+    for parked in (holding, waiting):
+        parked.refresh_from_db()
+        assert (parked.status, parked.attempts, parked.next_attempt_at, parked.lease_expires_at) == (
+            DeliveryStatus.PENDING,
+            0,
+            open_until,
+            None,
+        )
+    assert DeliveryAttempt.objects.filter(delivery__webhook=webhook).count() == 0
 
 
 def test_an_answer_closes_the_circuit(receiver, settings):
