@@ -22,17 +22,16 @@ def _worker_tail(result) -> str:
     return f"{_ms(p50)} / {_ms(p99)} | {_ratio(p99, p50)}" if not math.isnan(p50) else "– | –"
 
 
-def authentication_cost(with_auth, without) -> str:
+def pair_cost(subject: str, endpoint: str, with_it, without) -> str:
     """Runs alternate (without, with, without, …), so each pair saw the same machine: the median
     of the pairs' ratios is steadier than the ratio of the medians when the machine drifts."""
-    pairs = list(zip(with_auth.closed, without.closed, strict=False))
+    pairs = list(zip(with_it.closed, without.closed, strict=False))
     throughput = statistics.median(1 - a.rate / b.rate for a, b in pairs)
     cpu = statistics.median(_cpu_per_request(a) / _cpu_per_request(b) - 1 for a, b in pairs)
     return (
-        f"Authentication (API key: key and user in one query) costs **{round(100 * throughput)} %** of"
-        f" `GET /v1/schedules/{{id}}`'s throughput (median of {len(pairs)} alternating pairs; medians"
-        f" {with_auth.max_rate:,.0f} vs {without.max_rate:,.0f} req/s without it) and adds {round(100 * cpu)} % CPU"
-        f" per request (app and database); {with_auth.queries} vs {without.queries} queries."
+        f"{subject} costs **{round(100 * throughput)} %** of `{endpoint}`'s throughput (median of {len(pairs)}"
+        f" alternating pairs; medians {with_it.max_rate:,.0f} vs {without.max_rate:,.0f} req/s without it) and adds"
+        f" {round(100 * cpu)} % CPU per request (app and database); {with_it.queries} vs {without.queries} queries."
     )
 
 
@@ -98,7 +97,26 @@ def table(results: dict, meta: dict) -> str:
                 f" | {_ratio(p99, p50)} | {_worker_tail(result)} | {result.errors} |"
             )
         if "schedule_noauth_pair" in results:
-            lines += ["", authentication_cost(results["schedule_noauth_pair"], results["schedule_noauth"])]
+            lines += [
+                "",
+                pair_cost(
+                    "Authentication (API key: key and user in one query)",
+                    "GET /v1/schedules/{id}",
+                    results["schedule_noauth_pair"],
+                    results["schedule_noauth"],
+                ),
+            ]
+    if "booking_create_keyed_pair" in results:
+        lines += [
+            "",
+            pair_cost(
+                "An `Idempotency-Key` (a new key on every request: the key's lookup before the booking, its"
+                " stored answer after it, in the booking's transaction)",
+                "POST /v1/bookings",
+                results["booking_create_keyed"],
+                results["booking_create_keyed_pair"],
+            ),
+        ]
     lines += ["", f"![Ratio of each endpoint to its F_db and to F_static]({CHART})"]
     return "\n".join(lines)
 

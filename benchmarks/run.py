@@ -44,6 +44,7 @@ class Target:
     bodies: str = "-"  # a file with one body per line (POST)
     creates: bool = False  # rows to remove after each run
     pair: str | None = None  # an endpoint key whose closed-loop runs alternate with this one's
+    keyed: bool = False  # every request carries a new Idempotency-Key
 
 
 @dataclass
@@ -248,6 +249,7 @@ def run_wrk(server: Server, target: Target, api_key: str, *, seconds: float, rat
         str(int(rate)),
         target.bodies,
         target.method,
+        "keyed" if target.keyed else "-",
     ]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     # Backends that connected during the run started at zero CPU, so their whole use counts.
@@ -280,7 +282,7 @@ def smoke_check(server: Server, target: Target, api_key: str) -> None:
         f"{server.base_url}{target.path}",
         data=body,
         method=target.method,
-        headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json", **key_header(target)},
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -289,6 +291,11 @@ def smoke_check(server: Server, target: Target, api_key: str) -> None:
         raise RuntimeError(f"{target.method} {target.path} answered {error.code}: {error.read()[:500]!r}") from None
     if not 200 <= status < 300:
         raise RuntimeError(f"{target.method} {target.path} answered {status}")
+
+
+def key_header(target: Target) -> dict:
+    """A new Idempotency-Key for a keyed target's one-off request (smoke check, query count)."""
+    return {"Idempotency-Key": f"bench-check-{time.time_ns()}"} if target.keyed else {}
 
 
 def count_queries(target: Target, api_key: str) -> int:
@@ -304,7 +311,7 @@ def count_queries(target: Target, api_key: str) -> int:
             client.get(target.path)
         else:
             body = Path(target.bodies).read_text().splitlines()[0]
-            client.post(target.path, data=body, content_type="application/json")
+            client.post(target.path, data=body, content_type="application/json", headers=key_header(target))
     return sum(1 for query in captured.captured_queries if not query["sql"].startswith(("SAVEPOINT", "RELEASE")))
 
 
@@ -374,6 +381,17 @@ def targets(seeded: dict) -> tuple[Target, list[Target], list[Target]]:
     extras = [
         Target("slots_busy", "GET /v1/slots (31 days, 500 bookings)", f"/v1/slots?{busy_query}", None),
         Target(
+            "booking_create_keyed",
+            "POST /v1/bookings with an Idempotency-Key",
+            "/v1/bookings",
+            None,
+            method="POST",
+            bodies=str(booking_bodies),
+            creates=True,
+            pair="booking_create",
+            keyed=True,
+        ),
+        Target(
             "schedule_noauth",
             "GET /v1/schedules/{id} without authentication",
             f"/bench/noauth/schedules/{schedule_id}",
@@ -439,7 +457,7 @@ class Bench:
         paced_rate = PACED_SHARE * result.max_rate
         for _ in range(self.runs):
             result.paced.append(self.once(target, rate=paced_rate))
-        if target.floor is not None or target.key in ("slots_busy", "schedule_noauth"):
+        if target.floor is not None or target.pair or target.key == "slots_busy":
             result.queries = count_queries(target, self.api_key)
             self.after(target)
         if floor_result is not None:

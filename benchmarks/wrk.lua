@@ -1,7 +1,8 @@
--- wrk script for `make bench`. Arguments after `--`: <rate> <bodies-file> <method>
+-- wrk script for `make bench`. Arguments after `--`: <rate> <bodies-file> <method> [keyed]
 --   rate        total requests per second to pace at (per wrk thread; run with -t1), 0 = closed loop
 --   bodies-file one request body per line, used in turn (POST runs), "-" = none
 --   method      GET (default) or POST
+--   keyed       "keyed": every request carries a new Idempotency-Key (a first-time keyed write)
 -- Prints one line "BENCHJSON {...}" with counts and latency percentiles in microseconds.
 
 local ffi = require("ffi")
@@ -16,14 +17,20 @@ local function now_ms()
 end
 
 local requests = nil
+local bodies = {}
 local next_request = 1
 local interval_ms = 0
 local next_at = nil
+local keyed = false
+local key_prefix = nil
+local key_count = 0
 
 function init(args)
   local rate = tonumber(args[1] or "0") or 0
   local bodies_file = args[2] or "-"
   wrk.method = args[3] or "GET"
+  keyed = args[4] == "keyed"
+  key_prefix = string.format("bench-%d-%d", os.time(), math.floor(now_ms() * 1000) % 1000000000)
   if rate > 0 then
     interval_ms = 1000 / rate
   else
@@ -33,6 +40,7 @@ function init(args)
     requests = {}
     for line in io.lines(bodies_file) do
       if #line > 0 then
+        bodies[#bodies + 1] = line
         requests[#requests + 1] = wrk.format(nil, nil, nil, line)
       end
     end
@@ -42,12 +50,22 @@ function init(args)
 end
 
 function request()
-  local formatted = requests[next_request]
+  local index = next_request
   next_request = next_request + 1
   if next_request > #requests then
     next_request = 1
   end
-  return formatted
+  if not keyed then
+    return requests[index]
+  end
+  -- wrk.format replaces wrk.headers (the -H options) with the table it is given: copy them.
+  key_count = key_count + 1
+  local headers = {}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = value
+  end
+  headers["Idempotency-Key"] = key_prefix .. "-" .. key_count
+  return wrk.format(nil, nil, headers, bodies[index])
 end
 
 -- Paced runs: each send claims the next slot of a fixed schedule (rate per second); a send that
