@@ -74,7 +74,7 @@ smoke: venv-dev ## The production configuration end to end, from requirements.tx
 # requirements.in and requirements-dev.in declare what is used; uv resolves them into the locks,
 # pinned with hashes, for any platform and Python >= 3.11. Existing pins are kept unless
 # LOCK_ARGS says otherwise: `make lock LOCK_ARGS=--upgrade` (everything) or
-# `make lock LOCK_ARGS="--upgrade-package django"`. core/tests/test_requirements_lock.py fails
+# `make lock LOCK_ARGS="--upgrade-package django"`. tests/test_requirements_lock.py fails
 # when a lock no longer matches its declaration.
 LOCK_COMPILE := $(BIN)/uv pip compile --no-config --quiet --universal --python-version 3.11 --generate-hashes \
 	--custom-compile-command "make lock" $(LOCK_ARGS)
@@ -141,4 +141,4 @@ bench-admin: venv-dev ## The back office's pages, empty vs production-sized data
 # Derandomized: the same requests on every run with the same document.
 FUZZ_EXAMPLES ?= 100
 fuzz: venv-dev ## The schemathesis test with FUZZ_EXAMPLES (default 100) requests per operation and mode
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(TEST_SETTINGS) $(BIN)/python -m pytest -p no:cacheprovider -q core/tests/test_fuzz_openapi.py
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(TEST_SETTINGS) $(BIN)/python -m pytest -p no:cacheprovider -q tests/test_fuzz_openapi.py

@@ -46,7 +46,7 @@ def pytest_configure(config):
         raise pytest.UsageError("The test suite needs its services:\n" + "\n".join(problems))
 
 
-# --- every answer checked against the OpenAPI document (core/tests/openapi_contract.py) -----------
+# --- every answer checked against the OpenAPI document (tests/support/openapi_contract.py) -----------
 
 _contracts = {}
 _all_violations: list[str] = []  # every thread's, so a violation inside a thread is not lost
@@ -64,7 +64,7 @@ def contract():
         from drf_spectacular.generators import SchemaGenerator
         from drf_spectacular.renderers import OpenApiJsonRenderer
 
-        from core.tests.openapi_contract import DocumentContract
+        from tests.support.openapi_contract import DocumentContract
 
         document = SchemaGenerator(urlconf=urlconf).get_schema(request=None, public=True)
         _contracts[urlconf] = DocumentContract(json.loads(OpenApiJsonRenderer().render(document)))
@@ -72,7 +72,7 @@ def contract():
 
 
 def _report(method, path, query, request_headers, status, content_type, headers, body):
-    from core.tests.openapi_contract import ContractViolation, describe
+    from tests.support.openapi_contract import ContractViolation, describe
 
     checker = contract()
     problem = checker.violations(
@@ -156,7 +156,7 @@ def _live_answers_match_the_document(request, monkeypatch):
     import requests
     from werkzeug.datastructures import Headers
 
-    from core.tests.openapi_contract import split_url
+    from tests.support.openapi_contract import split_url
 
     base = request.getfixturevalue("live_server").url
     original = requests.Session.send
@@ -211,7 +211,7 @@ def operator_client(client):
 
 @pytest.fixture
 def chromium():
-    from core.tests.browser import headless_chromium
+    from tests.support.browser import headless_chromium
 
     with headless_chromium() as driver:
         yield driver
@@ -222,7 +222,7 @@ def private_redis(settings, monkeypatch):
     """The test's own redis-server as the cache (the rate limit's store), with short timeouts as
     in production, and a fresh limiter health; stop it to test an outage."""
     from core import ratelimit
-    from core.tests.outages import PrivateRedis
+    from tests.support.outages import PrivateRedis
 
     monkeypatch.setattr(ratelimit, "health", ratelimit.LimiterHealth())
     with PrivateRedis() as server:

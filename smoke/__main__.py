@@ -54,7 +54,7 @@ from standardwebhooks.webhooks import Webhook as StandardWebhook
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.txt"
 
-# README's "Running in production", word for word (core/tests/test_smoke_docs.py checks that README
+# README's "Running in production", word for word (tests/test_smoke_docs.py checks that README
 # and docs/operations.md say exactly these). The smoke run replaces only the address of `--bind`.
 WEB_COMMAND = "gunicorn -c config/gunicorn.conf.py config.wsgi --workers 2 --bind 127.0.0.1:8000"
 WORKER_COMMAND = "celery -A config worker -l info --pool threads --concurrency 4"

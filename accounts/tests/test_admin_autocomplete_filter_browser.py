@@ -8,7 +8,7 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import PASSWORD, MembershipFactory, TeamFactory, UserFactory
-from core.tests.browser import headless_chromium
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,9 +19,9 @@ from accounts.tests.factories import (
     TeamFactory,
     UserFactory,
 )
-from core.tests.test_admin import GrantFactory, IDTokenFactory, OAuthCodeRedemptionFactory, another_app
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.test_admin_site import GrantFactory, IDTokenFactory, OAuthCodeRedemptionFactory, another_app
 from webhooks.tests.factories import WebhookFactory, WebhookScheduledTriggerFactory
 from webhooks.tests.test_constraints import DeliveryAttemptFactory, WebhookDeliveryFactory
 

@@ -8,7 +8,7 @@ from django.test import override_settings
 from django.urls import reverse
 
 from accounts.tests.factories import ApplicationFactory, UserFactory
-from core.tests.test_admin import GrantFactory
+from tests.test_admin_site import GrantFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import PASSWORD, MembershipFactory, TeamFactory, UserFactory
-from core.tests.browser import headless_chromium
 from demo.management.commands.seed_demo import DEMO_USER
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,11 +1,9 @@
 """The database itself refuses rows that break the accounts models' rules."""
 
 import hashlib
-from contextlib import contextmanager
 
 import factory
 import pytest
-from django.db import IntegrityError, transaction
 
 from accounts.models import ApiKey, Membership, OAuthCodeRedemption, User
 from accounts.tests.factories import (
@@ -16,16 +14,9 @@ from accounts.tests.factories import (
     TeamFactory,
     UserFactory,
 )
+from tests.support.database import refused_by
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def refused_by(constraint: str):
-    """The block must fail with an IntegrityError raised by exactly this database constraint."""
-    with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-        yield
-    assert excinfo.value.__cause__.diag.constraint_name == constraint
 
 
 class OAuthCodeRedemptionFactory(factory.django.DjangoModelFactory):

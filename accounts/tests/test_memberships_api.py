@@ -6,12 +6,9 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Membership
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def snapshot():

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 from webhooks.models import DeliveryStatus, Webhook, WebhookDelivery
 from webhooks.tests.conftest import wait_until
 
@@ -43,7 +44,7 @@ class N8nCalApiV2:
 
     def send(self, method: str, resource: str, body=None, query=None, headers=None):
         url = f"/v2{resource}" + (f"?{urlencode(query)}" if query else "")
-        extra = {"HTTP_AUTHORIZATION": f"Bearer {self.api_key}"}
+        extra = bearer(self.api_key)
         extra.update({f"HTTP_{name.upper().replace('-', '_')}": value for name, value in (headers or {}).items()})
         payload = json.dumps(body) if body is not None else ""
         return self.client.generic(method, url, payload, content_type="application/json", **extra)

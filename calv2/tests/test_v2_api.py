@@ -13,6 +13,7 @@ from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFact
 from calv2.openapi import document
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 from webhooks.models import Webhook
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +27,7 @@ class V2Client:
         self.key = ApiKeyFactory(user=user).raw_key
 
     def call(self, method, path, body=None, *, version=None, raw=None, **headers):
-        extra = {"HTTP_AUTHORIZATION": f"Bearer {self.key}", **headers}
+        extra = {**bearer(self.key), **headers}
         if version is not None:
             extra["HTTP_CAL_API_VERSION"] = version
         payload = raw if raw is not None else (json.dumps(body) if body is not None else "")

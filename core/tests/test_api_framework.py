@@ -19,6 +19,7 @@ from core.viewsets import (
     CrudResourceViewSet,
     ResourceRouter,
 )
+from tests.support.credentials import bearer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
 
@@ -64,10 +65,6 @@ urlpatterns = [path("v1/", include(router.urls))]
 handler404 = "core.views.not_found"
 
 
-def auth(raw):
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-
-
 @pytest.fixture
 def key():
     return ApiKeyFactory()
@@ -75,7 +72,7 @@ def key():
 
 def test_list_envelope_pagination_and_link_header(api_client, key):
     TeamFactory.create_batch(5)
-    response = api_client.get("/v1/things?take=2&page=2", **auth(key.raw_key))
+    response = api_client.get("/v1/things?take=2&page=2", **bearer(key.raw_key))
     assert response.status_code == 200
     body = response.json()
     assert [thing["id"] for thing in body["things"]] == sorted(thing["id"] for thing in body["things"])
@@ -90,7 +87,7 @@ def test_list_envelope_pagination_and_link_header(api_client, key):
     "query,field", [("take=501", "take"), ("take=abc", "take"), ("page=0", "page"), ("take=0", "take")]
 )
 def test_bad_pagination_is_a_validation_error_naming_the_parameter(api_client, key, query, field):
-    response = api_client.get(f"/v1/things?{query}", **auth(key.raw_key))
+    response = api_client.get(f"/v1/things?{query}", **bearer(key.raw_key))
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "validation_error"
@@ -99,7 +96,7 @@ def test_bad_pagination_is_a_validation_error_naming_the_parameter(api_client, k
 
 def test_create_get_patch_delete_envelopes(api_client, key):
     response = api_client.post(
-        "/v1/things", {"name": "A", "slug": "a", "hideBranding": True}, format="json", **auth(key.raw_key)
+        "/v1/things", {"name": "A", "slug": "a", "hideBranding": True}, format="json", **bearer(key.raw_key)
     )
     assert response.status_code == 200, response.json()
     created = response.json()
@@ -107,31 +104,31 @@ def test_create_get_patch_delete_envelopes(api_client, key):
     thing_id = created["thing"]["id"]
     assert created["thing"]["hideBranding"] is True
     assert response["Location"].endswith(f"/v1/things/{thing_id}")
-    assert api_client.get(f"/v1/things/{thing_id}", **auth(key.raw_key)).json()["thing"]["slug"] == "a"
-    response = api_client.patch(f"/v1/things/{thing_id}", {"name": "B"}, format="json", **auth(key.raw_key))
+    assert api_client.get(f"/v1/things/{thing_id}", **bearer(key.raw_key)).json()["thing"]["slug"] == "a"
+    response = api_client.patch(f"/v1/things/{thing_id}", {"name": "B"}, format="json", **bearer(key.raw_key))
     assert response.json() == {"thing": {**created["thing"], "name": "B"}}
     assert (
-        api_client.put(f"/v1/things/{thing_id}", {"name": "C"}, format="json", **auth(key.raw_key)).status_code == 405
+        api_client.put(f"/v1/things/{thing_id}", {"name": "C"}, format="json", **bearer(key.raw_key)).status_code == 405
     )
-    response = api_client.delete(f"/v1/things/{thing_id}", **auth(key.raw_key))
+    response = api_client.delete(f"/v1/things/{thing_id}", **bearer(key.raw_key))
     assert response.json() == {"message": f"Thing with id: {thing_id} deleted successfully"}
     assert not Team.objects.filter(pk=thing_id).exists()
 
 
 @pytest.mark.parametrize("field", ["id", "createdAt", "colour"])
 def test_unknown_or_read_only_field_is_rejected_by_name(api_client, key, field):
-    response = api_client.post("/v1/things", {"name": "A", "slug": "a", field: 1}, format="json", **auth(key.raw_key))
+    response = api_client.post("/v1/things", {"name": "A", "slug": "a", field: 1}, format="json", **bearer(key.raw_key))
     assert response.status_code == 400
     assert field in response.json()["errors"]
     assert not Team.objects.exists()
 
 
 def test_malformed_json_and_wrong_content_type(api_client, key):
-    response = api_client.generic("POST", "/v1/things", "{nope", content_type="application/json", **auth(key.raw_key))
+    response = api_client.generic("POST", "/v1/things", "{nope", content_type="application/json", **bearer(key.raw_key))
     assert response.status_code == 400
     assert response.json()["code"] == "malformed_request"
     response = api_client.generic(
-        "POST", "/v1/things", "name=a", content_type="application/x-www-form-urlencoded", **auth(key.raw_key)
+        "POST", "/v1/things", "name=a", content_type="application/x-www-form-urlencoded", **bearer(key.raw_key)
     )
     assert response.status_code == 415
     assert response.json()["code"] == "unsupported_media_type"
@@ -139,30 +136,30 @@ def test_malformed_json_and_wrong_content_type(api_client, key):
 
 
 def test_missing_object_and_unknown_path_are_problem_404(api_client, key):
-    response = api_client.get("/v1/things/999999", **auth(key.raw_key))
+    response = api_client.get("/v1/things/999999", **bearer(key.raw_key))
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
-    response = api_client.get("/v1/nothing-here", **auth(key.raw_key))
+    response = api_client.get("/v1/nothing-here", **bearer(key.raw_key))
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
 
 
 def test_user_id_filter_of_someone_else_is_forbidden_for_non_admins(api_client, key):
     other = UserFactory()
-    assert api_client.get(f"/v1/things?userId={key.user_id}", **auth(key.raw_key)).status_code == 200
-    response = api_client.get(f"/v1/things?userId={other.pk}", **auth(key.raw_key))
+    assert api_client.get(f"/v1/things?userId={key.user_id}", **bearer(key.raw_key)).status_code == 200
+    response = api_client.get(f"/v1/things?userId={other.pk}", **bearer(key.raw_key))
     assert response.status_code == 403
     assert response.json()["code"] == "permission_denied"
     admin_key = ApiKeyFactory(user=UserFactory(role="ADMIN"))
     assert (
-        api_client.get(f"/v1/things?userId={other.pk}&userId={key.user_id}", **auth(admin_key.raw_key)).status_code
+        api_client.get(f"/v1/things?userId={other.pk}&userId={key.user_id}", **bearer(admin_key.raw_key)).status_code
         == 200
     )
 
 
 def test_wrong_scope_is_403_with_www_authenticate_and_no_credentials_401(api_client):
     token = AccessTokenFactory(scope="READ_PROFILE")
-    response = api_client.get("/v1/things", **auth(token.raw_token))
+    response = api_client.get("/v1/things", **bearer(token.raw_token))
     assert response.status_code == 403
     assert response.json()["code"] == "insufficient_scope"
     assert 'scope="READ_MEMBERSHIP"' in response["WWW-Authenticate"]
@@ -179,7 +176,7 @@ def test_rate_limit_refuses_with_429_and_retry_after(api_client, settings, monke
     # The rate limit's own clock, 10 s apart from one request to the next.
     monkeypatch.setattr("core.ratelimit.time", SimpleNamespace(time=lambda: next(clock), monotonic=time.monotonic))
     token = AccessTokenFactory(scope="READ_MEMBERSHIP")
-    responses = [api_client.get("/v1/things", **auth(token.raw_token)) for _ in range(3)]
+    responses = [api_client.get("/v1/things", **bearer(token.raw_token)) for _ in range(3)]
     assert [response.status_code for response in responses] == [200, 200, 429]
     assert [response["RateLimit-Remaining"] for response in responses] == ["1", "0", "0"]
     assert responses[0]["RateLimit-Limit"] == "2"
@@ -190,14 +187,14 @@ def test_rate_limit_refuses_with_429_and_retry_after(api_client, settings, monke
     assert refused["Retry-After"] == "40"
     assert refused["Content-Type"] == "application/problem+json"
     other = AccessTokenFactory(scope="READ_MEMBERSHIP")
-    assert api_client.get("/v1/things", **auth(other.raw_token)).status_code == 200
+    assert api_client.get("/v1/things", **bearer(other.raw_token)).status_code == 200
 
 
 def test_a_refused_scope_spends_one_unit_of_budget_per_request(api_client, settings):
     cache.clear()
     settings.RATE_LIMIT_PER_MINUTE = 2
     token = AccessTokenFactory(scope="READ_PROFILE")
-    responses = [api_client.get("/v1/things", **auth(token.raw_token)) for _ in range(3)]
+    responses = [api_client.get("/v1/things", **bearer(token.raw_token)) for _ in range(3)]
     assert [response.status_code for response in responses] == [403, 403, 429]
     assert [response.json()["code"] for response in responses] == ["insufficient_scope"] * 2 + ["rate_limited"]
     # Counted once each, although DRF asks the throttle again after the permission check.

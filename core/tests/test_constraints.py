@@ -1,22 +1,12 @@
 """The database itself refuses apps that break the model's rules."""
 
-from contextlib import contextmanager
-
 import pytest
-from django.db import IntegrityError, transaction
 
 from core.models import App
 from core.tests.factories import AppFactory
+from tests.support.database import refused_by
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def refused_by(constraint: str):
-    """The block must fail with an IntegrityError raised by exactly this database constraint."""
-    with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-        yield
-    assert excinfo.value.__cause__.diag.constraint_name == constraint
 
 
 def test_two_apps_cannot_share_a_slug():

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from core.pagination import PagePagination
 from core.query import (
     Boolean,
@@ -25,6 +25,7 @@ from core.query import (
 )
 from core.serializers import to_camel
 from core.viewsets import ResourceViewSet
+from tests.support.credentials import auth
 from webhooks.tests.factories import WebhookFactory
 
 
@@ -261,7 +262,7 @@ def declared_parameters():
 @pytest.mark.parametrize("path,name,kind,required", list(declared_parameters()))
 def test_every_declared_parameter_refuses_an_empty_value_and_a_second_copy(client, path, name, kind, required):
     user = UserFactory()
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
+    headers = auth(user)
     path = path.format(webhook_id=WebhookFactory(user=user).pk)
 
     empty = client.get(path, {**required, name: ""}, **headers)

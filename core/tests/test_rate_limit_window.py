@@ -9,7 +9,7 @@ from django.core.cache import cache
 
 from accounts.tests.factories import ApiKeyFactory
 from core import ratelimit
-from core.tests.outages import PrivateRedis
+from tests.support.outages import PrivateRedis
 
 pytestmark = pytest.mark.django_db
 

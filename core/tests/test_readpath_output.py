@@ -12,6 +12,7 @@ import core.readpath.output as readpath_output
 from accounts.tests.factories import ApiKeyFactory
 from core.serializers import ApiSerializer, CompactUserSerializer
 from scheduling.tests.factories import BookingFactory, ScheduleFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -150,7 +151,7 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
     api_key = ApiKeyFactory()
     ScheduleFactory(user=api_key.user)
     BookingFactory(organizer=api_key.user)
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key.raw_key}"}
+    headers = bearer(api_key.raw_key)
     paths = ["/v1/me", "/v1/schedules", "/v1/bookings"]
 
     fast = [api_client.get(path, **headers).content for path in paths]
@@ -197,7 +198,7 @@ def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert
 
 def test_schedule_list_costs_the_same_queries_for_1_and_50_schedules(api_client, django_assert_num_queries):
     api_key = ApiKeyFactory()
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key.raw_key}"}
+    headers = bearer(api_key.raw_key)
     ScheduleFactory(user=api_key.user)
     api_client.get("/v1/schedules", **headers)  # lastUsedAt is written once a minute
 

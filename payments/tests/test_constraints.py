@@ -1,22 +1,12 @@
 """The database itself refuses payments that break the model's rules."""
 
-from contextlib import contextmanager
-
 import pytest
-from django.db import IntegrityError, transaction
 
 from payments.models import Payment
 from payments.tests.factories import PaymentFactory
+from tests.support.database import refused_by
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def refused_by(constraint: str):
-    """The block must fail with an IntegrityError raised by exactly this database constraint."""
-    with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-        yield
-    assert excinfo.value.__cause__.diag.constraint_name == constraint
 
 
 def test_a_payment_can_only_be_refunded_once_it_succeeded():

@@ -8,12 +8,9 @@ from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFact
 from payments.models import Payment
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def snapshot():

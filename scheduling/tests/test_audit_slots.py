@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import auth
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +20,7 @@ def organizer():
 
 @pytest.fixture
 def headers(organizer):
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=organizer).raw_key}"}
+    return auth(organizer)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
 from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
 from webhooks.tests.factories import WebhookFactory
 
@@ -32,7 +33,7 @@ def test_confirm_and_reject_reach_the_subscriber_signed(api_client, receiver, st
     to_confirm, to_reject = (
         BookingFactory(organizer=organizer, event_type=event_type, status=BookingStatus.PENDING) for _ in range(2)
     )
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=organizer).raw_key}"}
+    auth = bearer(ApiKeyFactory(user=organizer).raw_key)
 
     confirmed = api_client.post(f"/v1/bookings/{to_confirm.pk}/confirm", {"confirmed": True}, format="json", **auth)
     assert confirmed.status_code == 200, confirmed.json()

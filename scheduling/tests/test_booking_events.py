@@ -16,6 +16,7 @@ from payments.services import payment_mark_paid, payment_mark_refunded
 from scheduling.models import BookingStatus
 from scheduling.payloads import payload_keys
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
 from webhooks.models import Webhook, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.scheduled import fire_due_scheduled_triggers
 from webhooks.tests.factories import EVERY_TRIGGER, WebhookFactory
@@ -69,10 +70,6 @@ def monday_ahead(weeks: int = 2) -> date:
 
 def berlin(hour: int, minute: int = 0) -> datetime:
     return datetime.combine(monday_ahead(), time(hour, minute), tzinfo=BERLIN)
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

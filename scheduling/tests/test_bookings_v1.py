@@ -14,6 +14,7 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.tests.conftest import wait_for_a_blocked_transaction
 from webhooks.tests.factories import WebhookFactory
@@ -35,10 +36,6 @@ def berlin(hour: int, minute: int = 0) -> datetime:
 
 def z(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

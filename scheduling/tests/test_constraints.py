@@ -1,24 +1,15 @@
 """The database itself refuses rows that break the scheduling models' rules."""
 
-from contextlib import contextmanager
 from datetime import date, time, timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
 
 from accounts.tests.factories import TeamFactory
 from scheduling.models import Availability, Booking, BookingStatus, EventType
 from scheduling.tests.factories import AvailabilityFactory, BookingFactory, EventTypeFactory
+from tests.support.database import refused_by
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def refused_by(constraint: str):
-    """The block must fail with an IntegrityError raised by exactly this database constraint."""
-    with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-        yield
-    assert excinfo.value.__cause__.diag.constraint_name == constraint
 
 
 # --- Availability ----------------------------------------------------------------------------

@@ -6,12 +6,9 @@ from accounts.models import MembershipRole
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

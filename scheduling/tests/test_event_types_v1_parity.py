@@ -8,14 +8,11 @@ from accounts.models import MembershipRole, UserRole
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import EventType
 from scheduling.tests.factories import ScheduleFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
 
 BODY = {"title": "Tennis class", "slug": "tennis-class", "length": 60, "hidden": True}
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

@@ -3,10 +3,11 @@ nothing is written."""
 
 import pytest
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.tests.problems import errors_of, send
+from accounts.tests.factories import UserFactory
 from scheduling.models import Availability, EventType, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+from tests.support.credentials import auth
+from tests.support.problems import errors_of, send
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,7 @@ def owner():
 
 @pytest.fixture
 def headers(owner):
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=owner).raw_key}"}
+    return auth(owner)
 
 
 def rows_of(schedule) -> list[tuple]:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -33,10 +34,6 @@ def berlin(hour: int, minute: int = 0, *, week: int = 0) -> datetime:
 
 def z(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

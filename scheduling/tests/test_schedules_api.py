@@ -8,12 +8,9 @@ from accounts.models import User
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
 from scheduling.models import Availability, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

@@ -9,14 +9,11 @@ from django.utils import timezone
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
 from scheduling.models import Availability, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
 
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def monday_ahead(weeks: int = 2) -> date:

@@ -1,27 +1,18 @@
 """The database itself refuses webhook rows that break the models' rules."""
 
 import uuid
-from contextlib import contextmanager
 
 import factory
 import pytest
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.tests.factories import ApplicationFactory, TeamFactory
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.database import refused_by
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory, WebhookScheduledTriggerFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def refused_by(constraint: str):
-    """The block must fail with an IntegrityError raised by exactly this database constraint."""
-    with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-        yield
-    assert excinfo.value.__cause__.diag.constraint_name == constraint
 
 
 class WebhookDeliveryFactory(factory.django.DjangoModelFactory):

@@ -5,19 +5,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory
+from tests.support.credentials import auth
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def auth(user, scope=None):
-    if scope:
-        return {"HTTP_AUTHORIZATION": f"Bearer {AccessTokenFactory(user=user, scope=scope).raw_token}"}
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
 
 
 def test_test_send_delivers_a_signed_ping_and_answers_with_the_attempt(api_client, receiver):

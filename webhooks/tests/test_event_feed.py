@@ -12,20 +12,15 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import MembershipRole
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from core.datetimes import iso_utc
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import auth
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def auth(user, scope=None):
-    if scope:
-        return {"HTTP_AUTHORIZATION": f"Bearer {AccessTokenFactory(user=user, scope=scope).raw_token}"}
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
 
 
 def an_hour_ago() -> str:

@@ -6,6 +6,7 @@ import uuid
 import pytest
 from django.db import transaction
 
+from tests.support.credentials import bearer
 from webhooks.models import DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.slots import LocalGate, RedisGate
@@ -83,7 +84,7 @@ def test_rate_limit_is_set_shown_and_removed_over_the_api(api_client):
     from accounts.tests.factories import ApiKeyFactory
 
     webhook = WebhookFactory()
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=webhook.user).raw_key}"}
+    auth = bearer(ApiKeyFactory(user=webhook.user).raw_key)
 
     response = api_client.patch(f"/v1/webhooks/{webhook.pk}", {"rateLimit": 2.5}, format="json", **auth)
     assert response.status_code == 200
@@ -111,7 +112,7 @@ def test_a_bad_rate_limit_is_a_400_naming_it_and_changes_nothing(api_client, val
     from accounts.tests.factories import ApiKeyFactory
 
     webhook = WebhookFactory(rate_limit=3)
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=webhook.user).raw_key}"}
+    auth = bearer(ApiKeyFactory(user=webhook.user).raw_key)
 
     response = api_client.patch(f"/v1/webhooks/{webhook.pk}", {"rateLimit": value}, format="json", **auth)
 

@@ -3,18 +3,15 @@ naming the field, and nothing is written."""
 
 import pytest
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.tests.problems import errors_of, send
+from accounts.tests.factories import UserFactory
+from tests.support.credentials import auth
+from tests.support.problems import errors_of, send
 from webhooks.models import Webhook
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
 URL = "http://127.0.0.1:9/hook"
-
-
-def headers_for(user) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
 
 
 @pytest.mark.parametrize(
@@ -37,7 +34,7 @@ def test_subscriber_url_with_whitespace_or_control_characters_is_a_400_and_write
     user = UserFactory()
 
     response = send(
-        client, "post", "/v1/webhooks", {"subscriberUrl": url, "eventTriggers": ["BOOKING_CREATED"]}, headers_for(user)
+        client, "post", "/v1/webhooks", {"subscriberUrl": url, "eventTriggers": ["BOOKING_CREATED"]}, auth(user)
     )
 
     assert list(errors_of(response)) == ["subscriberUrl"]
@@ -52,7 +49,7 @@ def test_patching_a_subscriber_url_with_a_newline_changes_nothing(client):
         "patch",
         f"/v1/webhooks/{webhook.pk}",
         {"subscriberUrl": URL + "\r\n", "active": False},
-        headers_for(webhook.user),
+        auth(webhook.user),
     )
 
     assert list(errors_of(response)) == ["subscriberUrl"]
@@ -73,7 +70,7 @@ def test_a_deeply_nested_json_template_is_a_400_and_writes_nothing(client, depth
         "payloadTemplate": nested_template(depth)[:65536],
     }
 
-    response = send(client, "post", "/v1/webhooks", body, headers_for(user))
+    response = send(client, "post", "/v1/webhooks", body, auth(user))
 
     assert errors_of(response) == {"payloadTemplate": ["A JSON template may nest at most 16 levels."]}
     assert not Webhook.objects.exists()
@@ -83,7 +80,7 @@ def test_a_template_at_the_depth_limit_is_accepted(client):
     user = UserFactory()
     body = {"subscriberUrl": URL, "eventTriggers": ["BOOKING_CREATED"], "payloadTemplate": nested_template(16)}
 
-    response = send(client, "post", "/v1/webhooks", body, headers_for(user))
+    response = send(client, "post", "/v1/webhooks", body, auth(user))
 
     assert response.status_code == 200, response.content
 
@@ -93,7 +90,7 @@ def test_a_template_over_the_length_limit_is_a_400(client, settings):
     user = UserFactory()
     body = {"subscriberUrl": URL, "eventTriggers": ["BOOKING_CREATED"], "payloadTemplate": "x" * 101}
 
-    response = send(client, "post", "/v1/webhooks", body, headers_for(user))
+    response = send(client, "post", "/v1/webhooks", body, auth(user))
 
     assert errors_of(response) == {"payloadTemplate": ["Must be at most 100 characters."]}
     assert not Webhook.objects.exists()
@@ -104,5 +101,5 @@ def test_active_is_a_json_boolean(client, value):
     user = UserFactory()
     body = {"subscriberUrl": URL, "eventTriggers": ["BOOKING_CREATED"], "active": value}
 
-    assert list(errors_of(send(client, "post", "/v1/webhooks", body, headers_for(user)))) == ["active"]
+    assert list(errors_of(send(client, "post", "/v1/webhooks", body, auth(user)))) == ["active"]
     assert not Webhook.objects.exists()

@@ -13,10 +13,11 @@ import pytest
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from payments.models import Payment
 from payments.services import payment_mark_paid
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import auth
 from webhooks.delivery import attempt_delivery
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.samples import sample_payload
@@ -246,8 +247,8 @@ def organizer():
 
 
 @pytest.fixture
-def auth(organizer):
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=organizer).raw_key}"}
+def headers(organizer):
+    return auth(organizer)
 
 
 @pytest.fixture
@@ -276,7 +277,7 @@ def deliveries(receiver, webhook):
     return Deliveries(receiver, webhook)
 
 
-def book(api_client, auth, event_type, start: datetime, **extra):
+def book(api_client, headers, event_type, start: datetime, **extra):
     body = {
         "eventTypeId": event_type.pk,
         "start": start.isoformat(),
@@ -287,14 +288,16 @@ def book(api_client, auth, event_type, start: datetime, **extra):
         "metadata": {"crmId": "A-17"},
         **extra,
     }
-    response = api_client.post("/v1/bookings", body, format="json", **auth)
+    response = api_client.post("/v1/bookings", body, format="json", **headers)
     assert response.status_code == 200, response.content
     return response.json()
 
 
-def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(api_client, auth, organizer, deliveries):
+def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(
+    api_client, headers, organizer, deliveries
+):
     event_type = EventTypeFactory(owner=organizer, slug="intro-call", title="Intro call", description="A first chat.")
-    booking = book(api_client, auth, event_type, berlin(10))
+    booking = book(api_client, headers, event_type, berlin(10))
     [created] = deliveries.send()
     assert_valid("BOOKING_CREATED", created)
     payload = created["payload"]
@@ -311,7 +314,7 @@ def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(ap
     assert not {"cancellationReason", "rescheduleUid", "paymentId", "smsReminderNumber"} & set(payload)
 
     moved = api_client.patch(
-        f"/v1/bookings/{booking['id']}", {"startTime": berlin(14).isoformat()}, format="json", **auth
+        f"/v1/bookings/{booking['id']}", {"startTime": berlin(14).isoformat()}, format="json", **headers
     )
     assert moved.status_code == 200
     [rescheduled] = deliveries.send()
@@ -333,7 +336,7 @@ def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(ap
         assert body["payload"]["startTime"] == berlin(14).astimezone(utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
     cancel = api_client.delete(
-        f"/v1/bookings/{booking['id']}/cancel", {"cancellationReason": "Travelling"}, format="json", **auth
+        f"/v1/bookings/{booking['id']}/cancel", {"cancellationReason": "Travelling"}, format="json", **headers
     )
     assert cancel.status_code == 200
     [cancelled] = deliveries.send()
@@ -342,33 +345,33 @@ def test_created_rescheduled_cancelled_and_meeting_bodies_match_their_schemas(ap
     assert cancelled["payload"]["requestReschedule"] is False
 
 
-def test_cancelling_without_a_reason_leaves_the_reason_out(api_client, auth, organizer, deliveries):
+def test_cancelling_without_a_reason_leaves_the_reason_out(api_client, headers, organizer, deliveries):
     event_type = EventTypeFactory(owner=organizer)
-    booking = book(api_client, auth, event_type, berlin(10))
+    booking = book(api_client, headers, event_type, berlin(10))
     deliveries.send()
-    assert api_client.delete(f"/v1/bookings/{booking['id']}/cancel", **auth).status_code == 200
+    assert api_client.delete(f"/v1/bookings/{booking['id']}/cancel", **headers).status_code == 200
     [cancelled] = deliveries.send()
     assert_valid("BOOKING_CANCELLED", cancelled)
     assert "cancellationReason" not in cancelled["payload"]
 
 
-def test_requested_and_rejected_bodies_match_their_schemas(api_client, auth, organizer, deliveries):
+def test_requested_and_rejected_bodies_match_their_schemas(api_client, headers, organizer, deliveries):
     event_type = EventTypeFactory(owner=organizer, requires_confirmation=True)
-    booking = book(api_client, auth, event_type, berlin(10))
+    booking = book(api_client, headers, event_type, berlin(10))
     [requested] = deliveries.send()
     assert_valid("BOOKING_REQUESTED", requested)
     assert (requested["payload"]["status"], requested["payload"]["requiresConfirmation"]) == ("PENDING", True)
 
-    response = api_client.patch(f"/v1/bookings/{booking['id']}", {"status": "REJECTED"}, format="json", **auth)
+    response = api_client.patch(f"/v1/bookings/{booking['id']}", {"status": "REJECTED"}, format="json", **headers)
     assert response.status_code == 200
     [rejected] = deliveries.send()
     assert_valid("BOOKING_REJECTED", rejected)
     assert rejected["payload"]["status"] == "REJECTED"
 
 
-def test_payment_bodies_carry_the_payment_id(api_client, auth, organizer, deliveries):
+def test_payment_bodies_carry_the_payment_id(api_client, headers, organizer, deliveries):
     event_type = EventTypeFactory(owner=organizer, price=4500, currency="eur")
-    book(api_client, auth, event_type, berlin(10))
+    book(api_client, headers, event_type, berlin(10))
     created, initiated = deliveries.send()
     assert_valid("BOOKING_CREATED", created)
     assert_valid("BOOKING_PAYMENT_INITIATED", initiated)
@@ -383,8 +386,8 @@ def test_payment_bodies_carry_the_payment_id(api_client, auth, organizer, delive
     assert paid["payload"]["paymentId"] == payment.pk
 
 
-def test_the_test_ping_matches_the_booking_schema(api_client, auth, webhook, receiver):
-    response = api_client.post(f"/v1/webhooks/{webhook.pk}/test", **auth)
+def test_the_test_ping_matches_the_booking_schema(api_client, headers, webhook, receiver):
+    response = api_client.post(f"/v1/webhooks/{webhook.pk}/test", **headers)
     assert response.status_code == 200
     [request] = receiver.requests
     body = StandardWebhook(webhook.secret).verify(request.body, request.headers)

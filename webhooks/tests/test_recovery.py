@@ -9,21 +9,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from core.datetimes import iso_utc
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import auth
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.signing import new_message_id
 from webhooks.tests.conftest import Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def auth(user, scope=None):
-    if scope:
-        return {"HTTP_AUTHORIZATION": f"Bearer {AccessTokenFactory(user=user, scope=scope).raw_token}"}
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
 
 
 def make_delivery(webhook, *, hours_ago: float, status=DeliveryStatus.FAILED, trigger="BOOKING_CREATED"):
@@ -266,7 +261,7 @@ def test_a_receiver_down_for_a_day_recovers_every_missed_event_with_one_call(
     organizer = UserFactory()
     event_type = EventTypeFactory(owner=organizer, length=30)
     webhook = WebhookFactory(user=organizer, subscriber_url=receiver.url(), event_triggers=["BOOKING_CREATED"])
-    from core.tests.test_idempotency import booking_body
+    from tests.test_idempotency_key import booking_body
 
     headers = auth(organizer)
     for hour in (9, 11, 14):

@@ -3,21 +3,15 @@
 import pytest
 
 from accounts.models import MembershipRole
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import auth
 from webhooks.models import Webhook, WebhookScheduledTrigger
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
 URL = "http://127.0.0.1:8765/hook"
-
-
-def auth(user=None, scope=None):
-    if scope is None:
-        return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user or UserFactory()).raw_key}"}
-    token = AccessTokenFactory(user=user or UserFactory(), scope=scope)
-    return {"HTTP_AUTHORIZATION": f"Bearer {token.raw_token}"}
 
 
 def create(api_client, user, **body):

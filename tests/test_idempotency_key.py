@@ -21,6 +21,7 @@ from core.idempotency import _lock_id, purge_expired
 from core.models import IdempotencyRecord
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
 from webhooks.models import Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -139,7 +140,7 @@ def test_n8n_retry_of_post_webhooks_creates_one_subscription(client, raw_key):
 def test_patch_and_delete_are_replayed_too(api_client, raw_key, organizer):
     booking = BookingFactory(organizer=organizer, status=BookingStatus.ACCEPTED)
     webhook = WebhookFactory(user=organizer)
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}"}
+    auth = bearer(raw_key)
 
     patch = {"eventTriggers": ["BOOKING_CANCELLED"]}
     first = api_client.patch(f"/v1/webhooks/{webhook.pk}", patch, format="json", HTTP_IDEMPOTENCY_KEY="p1", **auth)
@@ -160,7 +161,7 @@ def test_patch_and_delete_are_replayed_too(api_client, raw_key, organizer):
 
 @pytest.mark.django_db
 def test_requests_without_the_header_run_every_time(api_client, raw_key, event_type):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}"}
+    auth = bearer(raw_key)
     first = api_client.post("/v1/bookings", booking_body(event_type, 10), format="json", **auth)
     second = api_client.post("/v1/bookings", booking_body(event_type, 11), format="json", **auth)
     assert (first.status_code, second.status_code) == (200, 200)
@@ -195,7 +196,7 @@ def test_the_same_key_from_two_users_is_two_keys(api_client):
 
 @pytest.mark.django_db
 def test_the_key_reused_with_another_body_is_422_and_changes_nothing(api_client, raw_key, event_type, webhooks):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}", "HTTP_IDEMPOTENCY_KEY": "k-1"}
+    auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "k-1"}
     assert api_client.post("/v1/bookings", booking_body(event_type, 10), format="json", **auth).status_code == 200
     before = written()
 
@@ -216,7 +217,7 @@ def test_the_key_reused_with_another_body_is_422_and_changes_nothing(api_client,
 @pytest.mark.django_db
 def test_the_same_json_in_another_key_order_or_spacing_is_the_same_request(client, raw_key, event_type):
     body = booking_body(event_type)
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}", "HTTP_IDEMPOTENCY_KEY": "order"}
+    auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "order"}
     first = client.post("/v1/bookings", json.dumps(body), content_type="application/json", **auth)
     reordered = json.dumps(dict(reversed(list(body.items()))), indent=2)
     again = client.post("/v1/bookings", reordered, content_type="application/json", **auth)
@@ -244,7 +245,7 @@ def test_a_malformed_key_is_a_400_and_changes_nothing(client, raw_key, event_typ
 
 @pytest.mark.django_db
 def test_a_4xx_answer_is_stored_and_replayed(api_client, raw_key, event_type):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}", "HTTP_IDEMPOTENCY_KEY": "bad-body"}
+    auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "bad-body"}
     body = {**booking_body(event_type), "unknownField": 1}
     first = api_client.post("/v1/bookings", body, format="json", **auth)
     again = api_client.post("/v1/bookings", body, format="json", **auth)
@@ -261,7 +262,7 @@ def test_a_5xx_answer_is_not_stored_and_the_retry_runs(api_client, raw_key, monk
 
     real_create = views.webhook_create
     monkeypatch.setattr(views, "webhook_create", lambda **kwargs: 1 / 0)
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}", "HTTP_IDEMPOTENCY_KEY": "flaky"}
+    auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "flaky"}
     body = {"subscriberUrl": "http://127.0.0.1:9/flaky", "eventTriggers": ["BOOKING_CREATED"]}
     failed = api_client.post("/v1/webhooks", body, format="json", **auth)
     assert failed.status_code == 500
@@ -283,7 +284,7 @@ def test_unauthenticated_and_refused_requests_are_not_stored(api_client, event_t
 
 @pytest.mark.django_db
 def test_after_the_retention_the_key_runs_again(api_client, raw_key, event_type, settings):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw_key}", "HTTP_IDEMPOTENCY_KEY": "old"}
+    auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "old"}
     assert api_client.post("/v1/bookings", booking_body(event_type, 10), format="json", **auth).status_code == 200
     IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
 

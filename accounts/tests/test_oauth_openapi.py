@@ -16,7 +16,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from accounts.tests.factories import AccessTokenFactory, ApplicationFactory, UserFactory
 from accounts.tests.oauth_support import authorize_url, basic_auth, obtain_code, pkce_pair, sign_in
-from core.tests.browser import headless_chromium
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db
 

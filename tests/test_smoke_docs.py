@@ -7,7 +7,7 @@ import pytest
 
 from smoke.__main__ import BEAT_COMMAND, CLIENT_COMMAND, MIGRATE_COMMAND, OPERATOR_COMMAND, WEB_COMMAND, WORKER_COMMAND
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def production_section() -> str:

@@ -7,7 +7,9 @@ import hmac
 
 import pytest
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from accounts.tests.factories import ApiKeyFactory, UserFactory
+from tests.support.credentials import auth
+from tests.support.problems import assert_problem
 from webhooks.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -19,20 +21,6 @@ URL = "http://127.0.0.1:8765/n8n/webhook"
 
 def api_key_query(user) -> str:
     return f"apiKey={ApiKeyFactory(user=user).raw_key}"
-
-
-def bearer(user, scope=None) -> dict:
-    if scope:
-        return {"HTTP_AUTHORIZATION": f"Bearer {AccessTokenFactory(user=user, scope=scope).raw_token}"}
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
-
-
-def assert_problem(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    body = response.json()
-    assert body["code"] == code and body["message"] == body["detail"]
-    return body
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
@@ -87,7 +75,7 @@ def test_list_get_patch_and_delete_through_the_alias(api_client, prefix):
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_test_send_and_the_delivery_log_through_the_alias(api_client, receiver, prefix):
     webhook = WebhookFactory(subscriber_url=receiver.url(), secret="n8n-style hex secret")
-    headers = bearer(webhook.user, "WRITE_WEBHOOK")
+    headers = auth(webhook.user, "WRITE_WEBHOOK")
 
     sent = api_client.post(f"{prefix}/{webhook.pk}/test", **headers)
     assert sent.status_code == 200
@@ -115,13 +103,13 @@ def test_rotate_secret_through_the_alias_shows_the_new_secret_once(api_client, p
     webhook = WebhookFactory()
     old_secret = webhook.secret
 
-    response = api_client.post(f"{prefix}/{webhook.pk}/rotate-secret", **bearer(webhook.user))
+    response = api_client.post(f"{prefix}/{webhook.pk}/rotate-secret", **auth(webhook.user))
 
     assert response.status_code == 200
     webhook.refresh_from_db()
     assert webhook.secret != old_secret and webhook.previous_secret == old_secret
     assert response.json()["webhook"]["secret"] == webhook.secret
-    assert api_client.get(f"{prefix}/{webhook.pk}", **bearer(webhook.user)).json()["webhook"]["secret"] is None
+    assert api_client.get(f"{prefix}/{webhook.pk}", **auth(webhook.user)).json()["webhook"]["secret"] is None
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
@@ -158,7 +146,7 @@ def test_alias_keeps_scopes_and_authentication(api_client, prefix):
     body = {"subscriberUrl": URL, "eventTriggers": ["BOOKING_CREATED"]}
 
     assert_problem(api_client.get(prefix), 401, "not_authenticated")
-    refused = api_client.post(prefix, body, format="json", **bearer(user, "READ_WEBHOOK"))
+    refused = api_client.post(prefix, body, format="json", **auth(user, "READ_WEBHOOK"))
     assert_problem(refused, 403, "insufficient_scope")
     assert 'scope="WRITE_WEBHOOK"' in refused["WWW-Authenticate"]
     assert not Webhook.objects.exists()
@@ -167,7 +155,7 @@ def test_alias_keeps_scopes_and_authentication(api_client, prefix):
 @pytest.mark.parametrize("prefix", PREFIXES)
 def test_put_through_the_alias_is_405(api_client, prefix):
     webhook = WebhookFactory()
-    response = api_client.put(f"{prefix}/{webhook.pk}", {"active": False}, format="json", **bearer(webhook.user))
+    response = api_client.put(f"{prefix}/{webhook.pk}", {"active": False}, format="json", **auth(webhook.user))
     assert_problem(response, 405, "method_not_allowed")
     webhook.refresh_from_db()
     assert webhook.active is True
@@ -183,7 +171,7 @@ def test_openapi_document_names_the_alias_once_without_listing_its_operations(ap
 
 def test_the_same_webhook_reads_identically_through_both_names(api_client):
     user = UserFactory()
-    headers = bearer(user)
+    headers = auth(user)
     created = api_client.post(
         "/hooks", {"subscriberUrl": URL, "eventTriggers": [WebhookTrigger.MEETING_ENDED]}, format="json", **headers
     ).json()["webhook"]

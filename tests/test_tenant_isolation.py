@@ -7,6 +7,7 @@ from django.db import connection
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, UserFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.credentials import bearer
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -92,7 +93,7 @@ def test_user_b_never_reaches_user_a_objects(api_client, make, list_path, expect
     user_a, user_b = UserFactory(), UserFactory()
     path, secret, patch_body = make(user_a)
     key_b = ApiKeyFactory(user=user_b).raw_key
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {key_b}"}
+    headers = bearer(key_b)
     api_client.get("/v1/me", **headers)  # the key's once-a-minute lastUsedAt write happens now
     before = database_state()
 

@@ -8,7 +8,7 @@ import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 LOCAL = {path.name for path in ROOT.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
 # The smoke run (`smoke/`) is test tooling run from the dev virtualenv; the part of it that runs in
 # the runtime virtualenv (smoke/imports.py) imports only what the service does.

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.tests.browser import headless_chromium
 from scheduling.models import EventType
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,19 +5,9 @@ import pytest
 from django.test import Client
 
 from accounts.tests.factories import UserFactory
-from core.exceptions import PROBLEM_CONTENT_TYPE
+from tests.support.problems import assert_problem
 
 pytestmark = pytest.mark.django_db
-
-
-def assert_problem(response, status: int, code: str) -> dict:
-    assert response.status_code == status
-    assert response["Content-Type"] == PROBLEM_CONTENT_TYPE
-    body = response.json()
-    assert (body["status"], body["code"]) == (status, code)
-    assert body["detail"] == body["message"]
-    assert body["requestId"] == response["X-Request-Id"]
-    return body
 
 
 @pytest.mark.parametrize("path", ["/v1/me", "/v1/schedules", "/auth/login", "/no-such-page"])

@@ -19,9 +19,9 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.tests.outages import ROOT, CeleryWorker, Gunicorn, PrivatePostgres, PrivateRedis
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.outages import ROOT, CeleryWorker, Gunicorn, PrivatePostgres, PrivateRedis
 from webhooks.models import WebhookTrigger
 from webhooks.tests.conftest import Receiver, wait_until
 from webhooks.tests.factories import WebhookFactory

@@ -7,8 +7,9 @@ import psycopg
 import pytest
 from django.db import OperationalError, connection
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory
+from accounts.tests.factories import AccessTokenFactory
 from core.authentication import checking_connection
+from tests.support.credentials import auth, bearer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,9 +58,9 @@ def count_health_checks(monkeypatch):
 def bearer_headers():
     def headers(kind: str) -> dict:
         if kind == "api_key":
-            return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+            return auth()
         token = AccessTokenFactory(scope="READ_PROFILE")
-        return {"HTTP_AUTHORIZATION": f"Bearer {token.raw_token}"}
+        return bearer(token.raw_token)
 
     return headers
 

@@ -1,4 +1,4 @@
-"""A keyed write whose server process dies half-way (core.tests.faults kills a real gunicorn
+"""A keyed write whose server process dies half-way (tests.support.faults kills a real gunicorn
 worker): the write and its stored answer commit together or not at all, and the client's retry
 gets the committed answer or runs the write once."""
 
@@ -10,11 +10,11 @@ import requests
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from core.models import IdempotencyRecord
-from core.tests.outages import Gunicorn
-from core.tests.test_idempotency import booking_body
-from core.tests.test_outages_live import live_database_url
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.outages import Gunicorn
+from tests.test_idempotency_key import booking_body
+from tests.test_outages_live import live_database_url
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -23,7 +23,7 @@ def crashing_server(point: str) -> tuple[Gunicorn, Path]:
     armed = Path(tempfile.mkdtemp(prefix="idempotency-crash-")) / "armed"
     armed.touch()
     env = {
-        "DJANGO_SETTINGS_MODULE": "core.tests.fault_settings",
+        "DJANGO_SETTINGS_MODULE": "tests.support.fault_settings",
         "DATABASE_URL": live_database_url(),
         "IDEMPOTENCY_CRASH_AT": point,
         "IDEMPOTENCY_CRASH_ARMED": str(armed),

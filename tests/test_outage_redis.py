@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from accounts.tests.factories import ApiKeyFactory
 from core import ratelimit
+from tests.support.credentials import auth
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ def _events(caplog, name: str) -> list[logging.LogRecord]:
 
 
 def test_redis_stopped_lets_requests_through_uncounted_and_warns_once(private_redis, api_client, caplog, settings):
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+    headers = auth()
     assert api_client.get("/v1/me", **headers)["RateLimit-Remaining"] == "599"
     private_redis.stop()
 
@@ -34,7 +34,7 @@ def test_redis_stopped_lets_requests_through_uncounted_and_warns_once(private_re
 
 def test_counting_resumes_when_redis_returns(private_redis, api_client, caplog, settings):
     settings.RATE_LIMIT_RETRY_SECONDS = 0  # the first request after the restart tries Redis
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+    headers = auth()
     private_redis.stop()
     assert "RateLimit-Limit" not in api_client.get("/v1/me", **headers)
     private_redis.start()
@@ -50,7 +50,7 @@ def test_counting_resumes_when_redis_returns(private_redis, api_client, caplog, 
 
 
 def test_a_frozen_redis_is_tried_once_per_retry_period_not_on_every_request(private_redis, api_client, caplog):
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+    headers = auth()
     api_client.get("/v1/me", **headers)
     private_redis.freeze()
     try:
@@ -70,7 +70,7 @@ def test_a_frozen_redis_is_tried_once_per_retry_period_not_on_every_request(priv
 
 
 def test_an_unknown_path_with_a_credential_is_still_a_404_while_redis_is_away(private_redis, api_client):
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+    headers = auth()
     private_redis.stop()
 
     response = api_client.get("/v1/no-such-resource", **headers)

@@ -13,3 +13,14 @@ def errors_of(response) -> dict:
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "validation_error"
     return response.json()["errors"]
+
+
+def assert_problem(response, status: int, code: str) -> dict:
+    """The answer is the contract's problem+json with this status and code; returns its body."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert (body["status"], body["code"]) == (status, code)
+    assert body["detail"] == body["message"]
+    assert body["requestId"] == response["X-Request-Id"]
+    return body

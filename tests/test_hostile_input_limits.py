@@ -12,12 +12,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from core.limits import JsonBounds, inspect_json, json_text_depth_exceeds, limit
 from core.serializers import BoundedJSONField
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking, BookingStatus, Schedule
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import auth
+from tests.support.problems import assert_problem
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -32,16 +34,7 @@ def organizer():
 
 @pytest.fixture
 def headers(organizer):
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=organizer).raw_key}"}
-
-
-def problem(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    body = response.json()
-    assert body["code"] == code
-    assert body["status"] == status
-    return body
+    return auth(organizer)
 
 
 def nested(depth: int, leaf=1):
@@ -82,7 +75,7 @@ def test_a_deeply_nested_booking_metadata_is_a_400_naming_the_limit_and_writes_n
 
     response = client.post("/v1/bookings", body, content_type="application/json", **headers)
 
-    detail = problem(response, 400, "malformed_request")["detail"]
+    detail = assert_problem(response, 400, "malformed_request")["detail"]
     assert "deeper than 32 levels" in detail and "JSON_MAX_DEPTH" in detail
     assert not Booking.objects.exists()
     assert not WebhookDelivery.objects.exists()
@@ -95,7 +88,7 @@ def test_the_depth_limit_applies_to_every_endpoint(client, headers):
 
     response = client.post("/v1/schedules", body, content_type="application/json", **headers)
 
-    problem(response, 400, "malformed_request")
+    assert_problem(response, 400, "malformed_request")
     assert not Schedule.objects.exists()
 
 
@@ -107,7 +100,7 @@ def test_a_body_at_the_depth_limit_is_parsed_and_metadata_at_its_own_limit_is_st
     # it is parsed, and then refused by the metadata field's own, smaller bound.
     at_parser_limit = booking_body(event_type, metadata=nested(31))
     refused = client.post("/v1/bookings", json.dumps(at_parser_limit), content_type="application/json", **headers)
-    assert list(problem(refused, 400, "validation_error")["errors"]) == ["metadata"]
+    assert list(assert_problem(refused, 400, "validation_error")["errors"]) == ["metadata"]
 
     depth = limit("JSON_FIELD_MAX_DEPTH")
     body = booking_body(event_type, metadata=nested(depth))
@@ -125,7 +118,7 @@ def test_the_depth_limit_is_a_setting(client, headers, settings):
 
     response = client.post("/v1/schedules", body, content_type="application/json", **headers)
 
-    assert "deeper than 2 levels" in problem(response, 400, "malformed_request")["detail"]
+    assert "deeper than 2 levels" in assert_problem(response, 400, "malformed_request")["detail"]
     assert not Schedule.objects.exists()
 
 
@@ -146,7 +139,7 @@ def test_nul_anywhere_in_a_body_is_a_400_naming_the_field(client, organizer, hea
 
     response = client.post("/v1/bookings", body, content_type="application/json", **headers)
 
-    errors = problem(response, 400, "validation_error")["errors"]
+    errors = assert_problem(response, 400, "validation_error")["errors"]
     assert "NUL" in errors["metadata"][0] and where in errors["metadata"][0]
     assert not Booking.objects.exists()
 
@@ -156,7 +149,7 @@ def test_nul_in_a_cancellation_reason_query_parameter_is_a_400_and_cancels_nothi
 
     response = client.delete(f"/v1/bookings/{booking.pk}/cancel?cancellationReason=a%00b", **headers)
 
-    assert problem(response, 400, "validation_error")["errors"] == {
+    assert assert_problem(response, 400, "validation_error")["errors"] == {
         "cancellationReason": ["Must not contain NUL characters."]
     }
     booking.refresh_from_db()
@@ -168,13 +161,13 @@ def test_nul_in_a_cancellation_reason_query_parameter_is_a_400_and_cancels_nothi
 def test_nul_in_any_query_string_is_a_400_on_every_path(client, headers, query):
     for path in ("/v1/schedules", "/v1/bookings", "/v1/me", "/v1/no-such-path"):
         response = client.get(f"{path}?{query}", **headers)
-        assert "NUL" in problem(response, 400, "validation_error")["detail"]
+        assert "NUL" in assert_problem(response, 400, "validation_error")["detail"]
 
 
 def test_invalid_json_is_malformed(client, headers):
     for text in ('{"name": ', '{"name": NaN}', '{"name": Infinity}', b'{"name": "\xff"}'):
         response = client.post("/v1/schedules", text, content_type="application/json", **headers)
-        problem(response, 400, "malformed_request")
+        assert_problem(response, 400, "malformed_request")
     assert not Schedule.objects.exists()
 
 
@@ -190,7 +183,7 @@ def test_invalid_json_is_malformed(client, headers):
 def test_values_postgresql_or_the_renderer_cannot_hold_are_refused_at_parse_time(client, headers, text, field):
     response = client.post("/v1/schedules", text, content_type="application/json", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == [field]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == [field]
     assert not Schedule.objects.exists()
 
 
@@ -200,7 +193,7 @@ def test_a_big_integer_in_booking_metadata_is_refused_not_turned_into_a_float(cl
 
     response = client.post("/v1/bookings", body, content_type="application/json", **headers)
 
-    assert "64 bits" in problem(response, 400, "validation_error")["errors"]["metadata"][0]
+    assert "64 bits" in assert_problem(response, 400, "validation_error")["errors"]["metadata"][0]
     assert not Booking.objects.exists()
 
 
@@ -232,7 +225,7 @@ def test_list_query_integers_are_ascii_digits_given_once_and_in_range(client, or
 
     for path in ("/v1/schedules", "/v1/bookings", "/v1/payments"):
         response = client.get(f"{path}?{query}", **headers)
-        assert list(problem(response, 400, "validation_error")["errors"]) == [name], path
+        assert list(assert_problem(response, 400, "validation_error")["errors"]) == [name], path
 
 
 def test_page_and_take_at_their_limits_answer(client, headers):
@@ -259,7 +252,7 @@ def test_payment_filters_are_strict(client, organizer, headers, query, name):
 
     response = client.get(f"/v1/payments?{query}", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == [name]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == [name]
 
 
 def test_payment_boolean_filters_take_true_and_false(client, organizer, headers):
@@ -281,7 +274,7 @@ def test_booleans_in_bodies_are_json_booleans(client, headers, value):
     if value is None:  # isDefault is nullable: "no preference"
         assert response.status_code == 200
         return
-    assert list(problem(response, 400, "validation_error")["errors"]) == ["isDefault"]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == ["isDefault"]
     assert not Schedule.objects.exists()
 
 
@@ -291,7 +284,7 @@ def test_integers_in_bodies_are_not_rewritten(client, organizer, headers, value)
 
     response = client.post("/v1/event-types", body, content_type="application/json", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == ["length"]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == ["length"]
     assert not organizer.event_types.exists()
 
 
@@ -340,14 +333,14 @@ def test_template_depth_ignores_brackets_inside_strings():
 def test_membership_team_filter_is_ascii_digits_given_once(client, headers, query):
     response = client.get(f"/v1/memberships?{query}", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == ["teamId"]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == ["teamId"]
 
 
 @pytest.mark.parametrize("membership_id", ["%D9%A5_%D9%A3", "1_%D9%A3", "1" * 101 + "_1"])
 def test_membership_path_ids_are_ascii_digits(client, headers, membership_id):
     response = client.get(f"/v1/memberships/{membership_id}", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == ["id"]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == ["id"]
 
 
 def test_nul_in_a_form_encoded_body_is_a_400_before_any_view_reads_it(client):
@@ -372,7 +365,9 @@ def test_nul_in_the_sign_in_form_is_a_400_problem(client):
 
     response = client.post("/auth/login", body, content_type="application/x-www-form-urlencoded")
 
-    assert problem(response, 400, "validation_error")["errors"] == {"username": ["Must not contain NUL characters."]}
+    assert assert_problem(response, 400, "validation_error")["errors"] == {
+        "username": ["Must not contain NUL characters."]
+    }
 
 
 @pytest.mark.parametrize("value", ["true", 1, 0])
@@ -381,7 +376,7 @@ def test_team_booleans_are_json_booleans(client, organizer, headers, value):
 
     response = client.post("/v1/teams", body, content_type="application/json", **headers)
 
-    assert list(problem(response, 400, "validation_error")["errors"]) == ["hideBranding"]
+    assert list(assert_problem(response, 400, "validation_error")["errors"]) == ["hideBranding"]
     assert not organizer.memberships.exists()
 
 
@@ -390,4 +385,4 @@ def test_too_many_query_parameters_is_a_problem_400(client, headers):
 
     response = client.get(f"/v1/schedules?{query}", **headers)
 
-    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in problem(response, 400, "malformed_request")["detail"]
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in assert_problem(response, 400, "malformed_request")["detail"]

@@ -5,13 +5,14 @@ from django.core.cache import cache
 
 from accounts.tests.factories import ApiKeyFactory
 from scheduling.models import Schedule
+from tests.support.credentials import auth
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def headers():
-    return {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory().raw_key}"}
+    return auth()
 
 
 @pytest.mark.parametrize("path", ["/v1/no-such-resource", "/no-such-resource", "/v1/schedules/12/no-such-action"])

@@ -5,9 +5,10 @@ read path (row reads for lists, the ORM for details) each one takes."""
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.credentials import auth
 from webhooks.models import DeliveryAttempt, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.tests.factories import WebhookFactory
@@ -72,7 +73,7 @@ RESOURCES = [schedule, event_type, booking, payment, membership, team, webhook, 
 @pytest.mark.parametrize("make", RESOURCES, ids=lambda make: make.__name__)
 def test_list_and_detail_answer_the_same_keys(api_client, make):
     user = UserFactory()
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=user).raw_key}"}
+    headers = auth(user)
     path, _, object_id = make(user)
 
     listed = api_client.get(f"/v1/{path}", **headers)

@@ -16,9 +16,9 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, MembershipFactory, UserFactory
-from core.tests.browser import headless_chromium
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db
 
