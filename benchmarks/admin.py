@@ -71,6 +71,9 @@ def pages(payment, membership) -> list[tuple[str, str]]:
         ("webhook deliveries, failed", "/admin/webhooks/webhookdelivery/?status__exact=failed"),
         ("OAuth clients", "/admin/oauth2_provider/application/"),
         ("API keys", "/admin/accounts/apikey/"),
+        ("OAuth access tokens", "/admin/oauth2_provider/accesstoken/"),
+        ("OAuth access tokens, search a user's e-mail", "/admin/oauth2_provider/accesstoken/?q=person4242@example71"),
+        ("OAuth refresh tokens, page 1,000", "/admin/oauth2_provider/refreshtoken/?p=1000"),
         ("team autocomplete (filter)", f"{AUTOCOMPLETE}?{TEAM_FIELD}&term=team 42"),
     ]
     if payment is not None:

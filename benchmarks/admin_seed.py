@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from django.db import connection
 from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from accounts.models import ApiKey, Membership, Team, User
 from payments.models import Payment
@@ -29,6 +30,9 @@ SIZES = {
     "webhooks": 20_000,
     "deliveries": 1_000_000,
     "api_keys": 20_000,
+    "oauth_clients": 200,
+    "access_tokens": 1_000_000,
+    "refresh_tokens": 1_000_000,
 }
 
 MEMBERS_PER_TEAM = 10
@@ -40,6 +44,7 @@ def sizes_at(scale: float) -> dict[str, int]:
     sizes = {name: max(int(count * scale), 10) for name, count in SIZES.items()}
     sizes["memberships"] = min(sizes["memberships"], sizes["teams"] * MEMBERS_PER_TEAM)
     sizes["users"] = max(sizes["users"], MEMBERS_PER_TEAM)
+    sizes["refresh_tokens"] = min(sizes["refresh_tokens"], sizes["access_tokens"])
     return sizes
 
 
@@ -87,6 +92,19 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
         webhook=webhook, trigger_event="BOOKING_CREATED", payload={}, event_created_at=now, message_id="msg_seed_0"
     )
     api_key = ApiKey.objects.create(user=user, prefix="sk_seed0", hashed_key="0" * 64, note="seed key 0")
+    client = Application.objects.create(
+        name="Seed client 0",
+        client_id="seed-client-0",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="https://app.example.org/callback",
+    )
+    access_token = AccessToken.objects.create(
+        user=user, application=client, token="at_seed_0", expires=now + timedelta(hours=1), scope="READ_PROFILE"
+    )
+    refresh_token = RefreshToken.objects.create(
+        user=user, application=client, token="rt_seed_0", access_token=access_token
+    )
 
     users = {"users": f"SELECT id FROM accounts_user WHERE id > {user.pk}"}
     with connection.cursor() as cursor:
@@ -200,6 +218,50 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
         )
         _clone(
             cursor,
+            Application,
+            client.pk,
+            sizes["oauth_clients"],
+            {
+                "client_id": "'client-' || g || '-' || md5('o' || g)",
+                "name": "'Client ' || g",
+            },
+        )
+        clients = {"clients": f"SELECT id FROM oauth2_provider_application WHERE id > {client.pk}"}
+        # Tokens as the provider stores them: the token in clear and its SHA-256 checksum (unique).
+        _clone(
+            cursor,
+            AccessToken,
+            access_token.pk,
+            sizes["access_tokens"],
+            {
+                "token": "'at_' || md5('a' || g)",
+                "token_checksum": "encode(sha256(convert_to('at_' || md5('a' || g), 'UTF8')), 'hex')",
+                "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "application_id": "clients[1 + (g - 1) % array_length(clients, 1)]",
+                "expires": "t.expires + g * interval '1 second'",
+            },
+            {**users, **clients},
+        )
+        _clone(
+            cursor,
+            RefreshToken,
+            refresh_token.pk,
+            sizes["refresh_tokens"],
+            {
+                "token": "'rt_' || md5('r' || g)",
+                "token_checksum": "encode(sha256(convert_to('rt_' || md5('r' || g), 'UTF8')), 'hex')",
+                "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "application_id": "clients[1 + (g - 1) % array_length(clients, 1)]",
+                "access_token_id": "access_tokens[g]",
+            },
+            {
+                **users,
+                **clients,
+                "access_tokens": f"SELECT id FROM oauth2_provider_accesstoken WHERE id > {access_token.pk}",
+            },
+        )
+        _clone(
+            cursor,
             ApiKey,
             api_key.pk,
             sizes["api_keys"],
@@ -218,6 +280,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
             "JOIN pg_class AS relation ON relation.oid = index.indexrelid "
             "JOIN pg_am AS method ON method.oid = relation.relam WHERE method.amname = 'gin'"
         )
-        for model in (User, Team, Membership, Booking, Attendee, Payment, Webhook, WebhookDelivery, ApiKey):
+        analysed = (User, Team, Membership, Booking, Attendee, Payment, Webhook, WebhookDelivery, ApiKey)
+        for model in (*analysed, Application, AccessToken, RefreshToken):
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
     return sizes

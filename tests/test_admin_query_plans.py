@@ -4,7 +4,7 @@ The database is seeded (by PostgreSQL itself, `benchmarks.admin_seed`) big enoug
 prefer an index where one serves the query, and analysed. Then each changelist, each documented
 search, each filter, the date hierarchy, a deep page, the change pages of a payment and a
 membership, and the autocomplete behind the filters are requested as staff; every query they run is
-`EXPLAIN`ed, and a sequential scan of payments, bookings, memberships, teams or users fails the test
+`EXPLAIN`ed, and a sequential scan of payments, bookings, memberships, teams, users or OAuth tokens fails the test
 with the query and its plan.
 """
 
@@ -13,6 +13,7 @@ import json
 import pytest
 from django.db import connection
 from django.urls import reverse
+from oauth2_provider.models import AccessToken
 
 from accounts.models import Membership, Team, User
 from benchmarks.admin_seed import seed
@@ -33,8 +34,19 @@ SIZES = {
     "webhooks": 300,
     "deliveries": 3_000,
     "api_keys": 300,
+    "oauth_clients": 50,
+    "access_tokens": 20_000,
+    "refresh_tokens": 20_000,
 }
-LARGE_TABLES = {"payments_payment", "scheduling_booking", "accounts_membership", "accounts_team", "accounts_user"}
+LARGE_TABLES = {
+    "payments_payment",
+    "scheduling_booking",
+    "accounts_membership",
+    "accounts_team",
+    "accounts_user",
+    "oauth2_provider_accesstoken",
+    "oauth2_provider_refreshtoken",
+}
 
 
 def sequential_scans(node: dict) -> list[str]:
@@ -91,6 +103,7 @@ def pages_to_check() -> list[str]:
     attendee = Attendee.objects.order_by("-id").first()
     team = Team.objects.order_by("-id").first()
     user = User.objects.order_by("-id").first()
+    token = AccessToken.objects.order_by("-id").select_related("application", "user").first()
     year, month, day = payment.created_at.year, payment.created_at.month, payment.created_at.day
     deep = "p=250"  # past the first 1,000 rows: ids first, then the page's rows
     payments, memberships, bookings = "payments_payment", "accounts_membership", "scheduling_booking"
@@ -148,6 +161,22 @@ def pages_to_check() -> list[str]:
         admin_url("accounts_apikey_changelist"),
         admin_url("accounts_apikey_changelist", "q=sk_1"),
         admin_url("oauth2_provider_application_changelist"),
+        *(
+            admin_url(f"oauth2_provider_{tokens}_changelist", query)
+            for tokens in ("accesstoken", "refreshtoken")
+            for query in (
+                "",
+                f"q={token.user.email.upper()}",
+                f"q={token.user.username}",
+                f"application__id__exact={token.application_id}",
+                f"user__id__exact={token.user_id}",
+                "p=150",
+            )
+        ),
+        admin_url("oauth2_provider_accesstoken_change", "", token.pk),
+        admin_url("oauth2_provider_grant_changelist", f"q={token.user.email}"),
+        autocomplete("oauth2_provider", "accesstoken", "application", token.application.name),
+        autocomplete("oauth2_provider", "refreshtoken", "user", token.user.email[:9]),
         autocomplete("accounts", "membership", "team", membership.team.name[5:12]),
         autocomplete("accounts", "membership", "user", user.email[:9]),
         autocomplete("scheduling", "booking", "organizer", user.email[:8]),

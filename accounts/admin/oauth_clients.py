@@ -10,9 +10,11 @@ from django.urls import path
 from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
+from oauth2_provider.admin import AccessTokenAdmin as DOTAccessTokenAdmin
 from oauth2_provider.admin import GrantAdmin as DOTGrantAdmin
 from oauth2_provider.admin import IDTokenAdmin as DOTIDTokenAdmin
-from oauth2_provider.models import Application, Grant, IDToken
+from oauth2_provider.admin import RefreshTokenAdmin as DOTRefreshTokenAdmin
+from oauth2_provider.models import AccessToken, Application, Grant, IDToken, RefreshToken
 
 from accounts.admin.forms import OAuthClientForm
 from accounts.models import OAuthCodeRedemption
@@ -25,9 +27,34 @@ from accounts.oauth.services import (
 from core.admin import RevealOnceAdminMixin, adopt_saved
 from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 
-admin.site.unregister(Application)
-admin.site.unregister(Grant)
-admin.site.unregister(IDToken)
+for model in (Application, AccessToken, RefreshToken, Grant, IDToken):
+    admin.site.unregister(model)
+
+# What staff paste to find a credential: never the token itself (the library keeps tokens out of
+# the search and shows only their last characters), but whose it is. Which client issued it is a
+# filter, not a search: a client holds a large share of every token, so a search by client would
+# read that share to list one page.
+CREDENTIAL_SEARCH = (
+    SearchField("user__email", "user e-mail", PREFIX_ANY_CASE),
+    SearchField("user__username", "username", PREFIX_ANY_CASE),
+)
+CREDENTIAL_FILTERS = (autocomplete_filter("application", "client"), autocomplete_filter("user"))
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(ScaledAdminMixin, DOTAccessTokenAdmin):
+    """One row per access token the provider issued (every refresh adds one): a table of millions.
+    The library's admin, with its searches from indexes and its filters as autocompletes."""
+
+    search_by = CREDENTIAL_SEARCH
+    list_filter = CREDENTIAL_FILTERS
+
+
+@admin.register(RefreshToken)
+class RefreshTokenAdmin(ScaledAdminMixin, DOTRefreshTokenAdmin):
+    search_by = CREDENTIAL_SEARCH
+    list_filter = CREDENTIAL_FILTERS
+    list_select_related = ("application", "user")
 
 
 class ExplainedReadOnlyAdmin(admin.ModelAdmin):
@@ -53,21 +80,24 @@ class ExplainedReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Grant)
-class GrantAdmin(ExplainedReadOnlyAdmin, DOTGrantAdmin):
+class GrantAdmin(ScaledAdminMixin, ExplainedReadOnlyAdmin, DOTGrantAdmin):
     explanation = (
         "Authorization codes waiting to be exchanged at the token endpoint. The service issues them "
         "on the consent page; each lives at most 10 minutes and is deleted when exchanged, so there "
         "is nothing to add or edit here. Deleting one makes its exchange fail with invalid_grant."
     )
     list_select_related = ("application", "user")
+    search_by = CREDENTIAL_SEARCH
 
 
 @admin.register(IDToken)
-class IDTokenAdmin(ExplainedReadOnlyAdmin, DOTIDTokenAdmin):
+class IDTokenAdmin(ScaledAdminMixin, ExplainedReadOnlyAdmin, DOTIDTokenAdmin):
     explanation = (
         "OpenID Connect ID tokens. This service does not enable OpenID Connect and never issues "
         "them; the list stays empty and is shown read-only only because the OAuth library defines it."
     )
+    search_by = CREDENTIAL_SEARCH
+    list_filter = CREDENTIAL_FILTERS
 
 
 class ScopeCeilingFilter(admin.SimpleListFilter):
@@ -127,6 +157,7 @@ class OAuthClientAdmin(ScaledAdminMixin, RevealOnceAdminMixin, admin.ModelAdmin)
     list_display = ("name", "client_id", "client_type", "scope_ceiling", "can_authorize", "suspended", "created")
     list_filter = ("client_type", ScopeCeilingFilter, SuspendedFilter, "created")
     search_by = (SearchField("name", "name", CONTAINS), SearchField("client_id", "client id", PREFIX))
+    ordering = ("-pk",)  # newest first, as the list shows them; the filters' autocomplete pages with it
     list_select_related = ("profile",)
     actions = ("suspend_clients", "reactivate_clients")
 
