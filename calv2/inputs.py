@@ -14,6 +14,7 @@ from core.serializers import (
     WholeItemsMixin,
 )
 from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
+from scheduling.services.bookings import MAX_ATTENDEES
 from webhooks.models import WebhookTrigger
 
 
@@ -109,6 +110,26 @@ class BookingRescheduleInput(V2Input):
 
 class BookingDeclineInput(V2Input):
     reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class AbsentAttendeeInput(V2Input):
+    email = serializers.EmailField(max_length=254)
+    absent = serializers.BooleanField()
+
+
+class MarkAbsentInput(V2Input):
+    """Cal.com's `MarkAbsentBookingInput_2024_08_13`: `host` and `attendees` are both optional,
+    `attendees` has at least one item."""
+
+    host = serializers.BooleanField(required=False)
+    attendees = serializers.ListField(
+        child=AbsentAttendeeInput(), required=False, allow_empty=False, max_length=MAX_ATTENDEES
+    )
+
+
+# Cal.com's `AddAttendeeInput_2024_08_13` is the booking's attendee (`name`, `email`, `timeZone`,
+# `phoneNumber`, `language`).
+AddAttendeeInput = AttendeeInput
 
 
 # --- me ---------------------------------------------------------------------------------------

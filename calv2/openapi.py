@@ -306,23 +306,24 @@ WEBHOOK_CREATE = {
 }
 WEBHOOK_UPDATE = {**WEBHOOK_CREATE, "required": []}
 del WEBHOOK_UPDATE["required"]
+ATTENDEE_INPUT = {
+    "type": "object",
+    "required": ["name", "email", "timeZone"],
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "email": {"type": "string", "format": "email"},
+        "timeZone": {"type": "string", "description": "IANA time zone."},
+        "phoneNumber": {"type": "string", "maxLength": 50},
+        "language": {"type": "string", "maxLength": 35},
+    },
+}
 BOOKING_CREATE = {
     "type": "object",
     "required": ["start", "eventTypeId", "attendee"],
     "properties": {
         "start": {**DATE_TIME, "description": "A slot of GET /v2/slots (any offset; UTC recommended)."},
         "eventTypeId": {"type": "integer", "minimum": 1},
-        "attendee": {
-            "type": "object",
-            "required": ["name", "email", "timeZone"],
-            "properties": {
-                "name": {"type": "string", "maxLength": 200},
-                "email": {"type": "string", "format": "email"},
-                "timeZone": {"type": "string", "description": "IANA time zone."},
-                "phoneNumber": {"type": "string", "maxLength": 50},
-                "language": {"type": "string", "maxLength": 35},
-            },
-        },
+        "attendee": ATTENDEE_INPUT,
         "guests": {"type": "array", "maxItems": 50, "items": {"type": "string", "format": "email"}},
         "location": {"oneOf": [STRING, {"type": "object", "required": ["type"], "properties": {"type": STRING}}]},
         "metadata": FREE_OBJECT,
@@ -341,6 +342,25 @@ BOOKING_RESCHEDULE = {
     "required": ["start"],
     "properties": {"start": DATE_TIME, "reschedulingReason": {"type": "string", "maxLength": 5000}},
 }
+MARK_ABSENT = {
+    "type": "object",
+    "description": "At least one of host and attendees.",
+    "properties": {
+        "host": {"type": "boolean", "description": "Whether the host was absent."},
+        "attendees": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["email", "absent"],
+                "properties": {"email": {"type": "string", "format": "email"}, "absent": BOOLEAN},
+            },
+        },
+    },
+}
+# Add-attendee's body is the booking's attendee; `phoneNumber` is validated, not kept.
+ADD_ATTENDEE = ATTENDEE_INPUT
+ADDED_ATTENDEE = _object({"id": INTEGER, "bookingId": INTEGER, **ATTENDEE["properties"]})
 BOOKING_DECLINE = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
 ME_UPDATE = {
     "type": "object",
@@ -468,6 +488,15 @@ def _operation(operation_id: str, tag: str, summary: str, responses: dict, *, pa
     if body is not None:
         operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
     return operation
+
+
+def _booking_action(operation_id: str, summary: str, responses: dict, *, body=None, tag="Bookings") -> dict:
+    """POST /v2/bookings/{bookingUid}/<action>: on a booking the caller sees (else 404), refused
+    with a 409 when the booking's state does not allow it."""
+    operation = _operation(
+        operation_id, tag, summary, responses, parameters=[BOOKING_UID], body=body, errors=(404, 409)
+    )
+    return {"post": operation}
 
 
 PAGE = [
@@ -605,38 +634,31 @@ def build() -> dict:
                 {"200": _answer(_success({"type": "array", "items": TIME_ZONE}))},
             )
         },
-        "/v2/bookings/{bookingUid}/reschedule": {
-            "post": _operation(
-                "bookingsReschedule",
-                "Bookings",
-                "Move a booking (a new booking replaces it)",
-                {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
-                parameters=[BOOKING_UID],
-                body=BOOKING_RESCHEDULE,
-                errors=(404, 409),
-            )
-        },
-        "/v2/bookings/{bookingUid}/confirm": {
-            "post": _operation(
-                "bookingsConfirm",
-                "Bookings",
-                "Accept a pending booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                errors=(404, 409),
-            )
-        },
-        "/v2/bookings/{bookingUid}/decline": {
-            "post": _operation(
-                "bookingsDecline",
-                "Bookings",
-                "Reject a pending booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                body=BOOKING_DECLINE,
-                errors=(404, 409),
-            )
-        },
+        "/v2/bookings/{bookingUid}/reschedule": _booking_action(
+            "bookingsReschedule",
+            "Move a booking (a new booking replaces it)",
+            {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
+            body=BOOKING_RESCHEDULE,
+        ),
+        "/v2/bookings/{bookingUid}/confirm": _booking_action(
+            "bookingsConfirm", "Accept a pending booking", {"200": one_booking}
+        ),
+        "/v2/bookings/{bookingUid}/decline": _booking_action(
+            "bookingsDecline", "Reject a pending booking", {"200": one_booking}, body=BOOKING_DECLINE
+        ),
+        "/v2/bookings/{bookingUid}/mark-absent": _booking_action(
+            "bookingsMarkAbsent",
+            "Mark the host or attendees absent (once the meeting has started)",
+            {"200": one_booking},
+            body=MARK_ABSENT,
+        ),
+        "/v2/bookings/{bookingUid}/attendees": _booking_action(
+            "bookingsAddAttendee",
+            "Add an attendee to a booking",
+            {"201": _answer(_success(_ref("BookingAttendee_2024_08_13")), "Created")},
+            body=ADD_ATTENDEE,
+            tag="Bookings / Attendees",
+        ),
         "/v2/webhooks": user_webhooks,
         "/v2/webhooks/{webhookId}": user_webhook,
         "/v2/event-types/{eventTypeId}": {
@@ -761,17 +783,9 @@ def build() -> dict:
                 "bookingsGet", "Bookings", "One booking", {"200": one_booking}, parameters=[BOOKING_UID], errors=(404,)
             )
         },
-        "/v2/bookings/{bookingUid}/cancel": {
-            "post": _operation(
-                "bookingsCancel",
-                "Bookings",
-                "Cancel a booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                body=BOOKING_CANCEL,
-                errors=(404, 409),
-            )
-        },
+        "/v2/bookings/{bookingUid}/cancel": _booking_action(
+            "bookingsCancel", "Cancel a booking", {"200": one_booking}, body=BOOKING_CANCEL
+        ),
         "/v2/slots": {
             "get": _operation(
                 "slotsList",
@@ -806,6 +820,7 @@ def build() -> dict:
                 "Webhook": WEBHOOK,
                 "Booking_2024_08_13": BOOKING,
                 "Booking_2024_04_15": LEGACY_BOOKING,
+                "BookingAttendee_2024_08_13": ADDED_ATTENDEE,
                 "OffsetPagination": OFFSET_PAGINATION,
                 "CursorPagination": CURSOR_PAGINATION,
                 "EventType_2024_06_14": EVENT_TYPE,
