@@ -13,6 +13,10 @@ from django.http import JsonResponse
 
 from calv2.versions import KNOWN
 from calv2.wire import EXCEPTIONS
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import WRITE_METHODS
+from core.openapi import IDEMPOTENCY_PARAMETER as V1_IDEMPOTENCY_PARAMETER
+from core.openapi import REPLAYED_HEADERS
 from webhooks.models import WebhookTrigger
 
 
@@ -457,6 +461,34 @@ VERSION_PARAMETER = {
 }
 
 
+# v1's header, with the v2 answers it can give.
+IDEMPOTENCY_PARAMETER = {
+    "name": IDEMPOTENCY_HEADER,
+    "in": "header",
+    "required": False,
+    "schema": V1_IDEMPOTENCY_PARAMETER.type,
+    "description": (
+        f"{V1_IDEMPOTENCY_PARAMETER.description} Not a Cal.com header. The replay is the v2 envelope byte for "
+        "byte; the same key with another body is a 422, a repeat while the first still runs a 409."
+    ),
+}
+
+
+def _idempotent_writes(paths: dict) -> dict:
+    """Every v2 write takes an Idempotency-Key (the views share v1's, core.idempotency): the
+    header, the Idempotent-Replayed header of a replayed answer, and the 409/422 it can give."""
+    for operations in paths.values():
+        for method, operation in operations.items():
+            if method.upper() not in WRITE_METHODS:
+                continue
+            operation["parameters"] = [*operation["parameters"], IDEMPOTENCY_PARAMETER]
+            operation["responses"] = {**operation["responses"], **_errors(409, 422)}
+            for code, answer in operation["responses"].items():
+                if code.startswith("2"):
+                    operation["responses"][code] = {**answer, "headers": REPLAYED_HEADERS}
+    return paths
+
+
 def _query(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
     return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
 
@@ -809,7 +841,7 @@ def build() -> dict:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
-        "paths": paths,
+        "paths": _idempotent_writes(paths),
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}
