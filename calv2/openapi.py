@@ -446,7 +446,17 @@ EVENT_TYPE_CREATE = {
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
 DELETED_EVENT_TYPE = _object({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
 TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
-BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
+BOOKING_CANCEL = {
+    "type": "object",
+    "properties": {
+        "cancellationReason": STRING,
+        "cancelSubsequentBookings": {
+            "type": "boolean",
+            "description": "Also cancel the later occurrences of its recurring series; the answer is then the series.",
+        },
+        "seatUid": {"type": "string", "description": "Refused: this service has no seated bookings."},
+    },
+}
 
 # --- operations -------------------------------------------------------------------------------
 
@@ -642,6 +652,7 @@ def build() -> dict:
         _query("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
         _query("duration", {"type": "integer"}, "Must be the event type's length."),
         _query("format", {"type": "string", "enum": ["time", "range"]}),
+        _query("bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."),
     ]
     paths = {
         "/v2/me": {
@@ -784,6 +795,10 @@ def build() -> dict:
                 "Event Types",
                 "The caller's event types (shape by version)",
                 {"200": _answer(event_types)},
+                parameters=[
+                    _query("username", {"type": "string"}, "2024-06-14 and later: this user's bookable event types."),
+                    _query("eventSlug", {"type": "string"}, "With username: the one with this slug."),
+                ],
             ),
         },
         "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
@@ -816,7 +831,19 @@ def build() -> dict:
             )
         },
         "/v2/bookings/{bookingUid}/cancel": _booking_action(
-            "bookingsCancel", "Cancel a booking", {"200": one_booking}, body=BOOKING_CANCEL
+            "bookingsCancel",
+            "Cancel a booking (with cancelSubsequentBookings: the rest of its series too)",
+            {
+                "200": _answer(
+                    {
+                        "oneOf": [
+                            _success(_ref("Booking_2024_08_13")),
+                            _success({"type": "array", "items": _ref("Booking_2024_08_13")}),
+                        ]
+                    }
+                )
+            },
+            body=BOOKING_CANCEL,
         ),
         "/v2/slots": {
             "get": _operation(

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory
-from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
 
 ALL_VERSIONS = [None, "2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04", "2026-02-25", "2026-05-01"]
 
@@ -45,3 +45,10 @@ def assert_error(response, status: int, code: str) -> dict:
     assert body["path"].startswith("/v2/")
     assert body["timestamp"].endswith("Z")
     return body
+
+
+def booking_at(organizer, event_type, start, **kwargs):
+    """A booking of `event_type` by `organizer` at `start`, lasting 30 minutes."""
+    return BookingFactory(
+        organizer=organizer, event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30), **kwargs
+    )

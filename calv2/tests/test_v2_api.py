@@ -11,7 +11,7 @@ from openapi_spec_validator import validate
 
 from accounts.tests.factories import AccessTokenFactory, UserFactory
 from calv2.openapi import document
-from calv2.tests.helpers import ALL_VERSIONS, V2Client
+from calv2.tests.helpers import ALL_VERSIONS, V2Client, booking_at
 from calv2.tests.helpers import assert_error as _assert_error
 from calv2.tests.helpers import event_type_of as _event_type
 from calv2.tests.helpers import free_slot as _free_slot
@@ -328,15 +328,7 @@ def test_booking_list_filters_sort_and_offset_pagination(v2, owner):
         start_time=now - timedelta(days=2),
         end_time=now - timedelta(days=2) + timedelta(minutes=30),
     )
-    upcoming = [
-        BookingFactory(
-            organizer=owner,
-            event_type=event_type,
-            start_time=now + timedelta(days=day),
-            end_time=now + timedelta(days=day, minutes=30),
-        )
-        for day in (3, 1, 2)
-    ]
+    upcoming = [booking_at(owner, event_type, now + timedelta(days=day)) for day in (3, 1, 2)]
     cancelled = BookingFactory(
         organizer=owner,
         event_type=event_type,
@@ -662,3 +654,17 @@ def test_schedule_with_end_before_start_is_refused_and_foreign_schedule_is_404(v
 def test_v1_document_does_not_describe_v2(api_client):
     paths = api_client.get("/v1/openapi.json").json()["paths"]
     assert paths and not [path for path in paths if path.startswith("/v2/")]
+
+
+def test_event_slug_without_username_is_a_v2_400(v2):
+    error = _assert_error(
+        v2.call("GET", "/v2/event-types?eventSlug=intro", version="2024-06-14"), 400, "BadRequestException"
+    )
+    assert "eventSlug" in error["error"]["details"]["errors"]
+
+
+def test_slots_for_the_reschedule_of_an_unknown_booking_is_a_v2_404(v2, owner):
+    event_type = _event_type(owner)
+    day = (timezone.now() + timedelta(days=7)).date()
+    query = f"eventTypeId={event_type.pk}&start={day}&end={day}&bookingUidToReschedule=nope"
+    _assert_error(v2.call("GET", f"/v2/slots?{query}", version="2024-09-04"), 404, "NotFoundException")

@@ -35,6 +35,7 @@ from scheduling.services.bookings import (
     booking_reject,
     booking_reschedule_as_new,
 )
+from scheduling.services.recurring import booking_cancel_series
 
 # Which versions each booking shape serves (docs/migrating-from-cal.md, "Versions").
 BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
@@ -257,15 +258,26 @@ class BookingView(BookingMixin, V2View):
 
 
 class BookingCancelView(BookingMixin, V2View):
+    """`cancelSubsequentBookings` also cancels the later occurrences of the booking's recurring
+    series and answers every occurrence of it, as Cal.com does (a booking of no series answers
+    itself: Cal.com cancels it and then answers a 400)."""
+
     scopes = {"POST": WRITE_BOOKING}
 
     def post(self, request, uid):
         booking = self.visible_booking(uid)
         data = self.body(inputs.BookingCancelInput)
-        booking_cancel(
-            booking=booking, cancellation_reason=data.get("cancellation_reason", ""), cancelled_by=request.user.email
+        reason = data.get("cancellation_reason", "")
+        if not data.get("cancel_subsequent_bookings"):
+            booking_cancel(booking=booking, cancellation_reason=reason, cancelled_by=request.user.email)
+            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        booking_cancel_series(
+            booking=booking, subsequent_only=True, cancellation_reason=reason, cancelled_by=request.user.email
         )
-        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        if not booking.recurring_event_id:
+            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        series = selectors.bookings_v2(user=request.user).filter(recurring_event_id=booking.recurring_event_id)
+        return self.success([shapes.booking_2024_08_13(occurrence) for occurrence in series])
 
 
 class BookingRescheduleView(BookingMixin, V2View):
