@@ -14,6 +14,7 @@ from core.serializers import (
     WholeItemsMixin,
 )
 from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
+from scheduling.services.bookings import MAX_ATTENDEES
 from webhooks.models import WebhookTrigger
 
 
@@ -32,6 +33,18 @@ class TimeZoneField(serializers.CharField):
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.messages) from None
         return value
+
+
+class RefusedField(serializers.Field):
+    """A field Cal.com knows for a feature this service does not have, where dropping it would do
+    something else than the client asked: any value is a 400 with `message`."""
+
+    def __init__(self, message: str, **kwargs):
+        self.message = message
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        raise serializers.ValidationError(self.message)
 
 
 # --- webhooks ---------------------------------------------------------------------------------
@@ -67,13 +80,39 @@ class AttendeeInput(V2Input):
     language = serializers.CharField(max_length=35, required=False)
 
 
+# Cal.com's names of its video integrations in a booking's location (`integrations:daily` is Cal
+# Video), by the slug its v2 input takes.
+INTEGRATION_LOCATIONS = {
+    "cal-video": "integrations:daily",
+    "google-meet": "integrations:google:meet",
+    "office365-video": "integrations:office365_video",
+    "zoom": "integrations:zoom",
+    "whereby-video": "integrations:whereby_video",
+    "whatsapp-video": "integrations:whatsapp_video",
+    "webex-video": "integrations:webex_video",
+    "telegram-video": "integrations:telegram_video",
+    "tandem": "integrations:tandem",
+    "skype-video": "integrations:skype_video",
+    "signal-video": "integrations:signal_video",
+}
+
+
 class LocationField(serializers.Field):
     """Cal.com 2024-08-13 takes a location as a string or as an object with `type` and the
-    type's value (`address`, `link`, `phone`, …); stored as the text a person reads."""
+    type's value (`address`, `link`, `phone`, …); stored as the text a person reads. A video
+    integration (`{"type": "integration", "integration": "zoom"}`) is stored under Cal.com's name
+    for it (`integrations:zoom`), since this service makes no meeting links; the organizer's default
+    app (`{"type": "organizersDefaultApp"}`) is no location here, as organizers have no apps."""
 
     def to_internal_value(self, data):
         if isinstance(data, str) and len(data) <= 1000:
             return data
+        if isinstance(data, dict) and data.get("type") == "integration":
+            if data.get("integration") not in INTEGRATION_LOCATIONS:
+                raise serializers.ValidationError(f"integration must be one of {', '.join(INTEGRATION_LOCATIONS)}.")
+            return INTEGRATION_LOCATIONS[data["integration"]]
+        if isinstance(data, dict) and data.get("type") == "organizersDefaultApp":
+            return ""
         if isinstance(data, dict) and isinstance(data.get("type"), str):
             for key in ("address", "link", "phone", "location", "value"):
                 if isinstance(data.get(key), str) and len(data[key]) <= 1000:
@@ -99,7 +138,13 @@ class BookingCreateInput(V2Input):
 
 
 class BookingCancelInput(V2Input):
+    """Cal.com's `CancelBookingInput_2024_08_13`, and its seated variant's `seatUid`, which names a
+    seat of a seated booking: this service has none, so no uid names one (a 400, rather than
+    cancelling the whole booking for a client that meant one seat)."""
+
     cancellation_reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+    cancel_subsequent_bookings = serializers.BooleanField(required=False)
+    seat_uid = RefusedField("No seat has this uid: this service has no seated bookings.", required=False)
 
 
 class BookingRescheduleInput(V2Input):
@@ -109,6 +154,26 @@ class BookingRescheduleInput(V2Input):
 
 class BookingDeclineInput(V2Input):
     reason = serializers.CharField(max_length=5000, allow_blank=True, required=False)
+
+
+class AbsentAttendeeInput(V2Input):
+    email = serializers.EmailField(max_length=254)
+    absent = serializers.BooleanField()
+
+
+class MarkAbsentInput(V2Input):
+    """Cal.com's `MarkAbsentBookingInput_2024_08_13`: `host` and `attendees` are both optional,
+    `attendees` has at least one item."""
+
+    host = serializers.BooleanField(required=False)
+    attendees = serializers.ListField(
+        child=AbsentAttendeeInput(), required=False, allow_empty=False, max_length=MAX_ATTENDEES
+    )
+
+
+# Cal.com's `AddAttendeeInput_2024_08_13` is the booking's attendee (`name`, `email`, `timeZone`,
+# `phoneNumber`, `language`).
+AddAttendeeInput = AttendeeInput
 
 
 # --- me ---------------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ from django.http import JsonResponse
 
 from calv2.versions import KNOWN
 from calv2.wire import EXCEPTIONS
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import WRITE_METHODS
+from core.openapi import IDEMPOTENCY_PARAMETER as V1_IDEMPOTENCY_PARAMETER
+from core.openapi import REPLAYED_HEADERS
 from webhooks.models import WebhookTrigger
 
 
@@ -306,23 +310,24 @@ WEBHOOK_CREATE = {
 }
 WEBHOOK_UPDATE = {**WEBHOOK_CREATE, "required": []}
 del WEBHOOK_UPDATE["required"]
+ATTENDEE_INPUT = {
+    "type": "object",
+    "required": ["name", "email", "timeZone"],
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "email": {"type": "string", "format": "email"},
+        "timeZone": {"type": "string", "description": "IANA time zone."},
+        "phoneNumber": {"type": "string", "maxLength": 50},
+        "language": {"type": "string", "maxLength": 35},
+    },
+}
 BOOKING_CREATE = {
     "type": "object",
     "required": ["start", "eventTypeId", "attendee"],
     "properties": {
         "start": {**DATE_TIME, "description": "A slot of GET /v2/slots (any offset; UTC recommended)."},
         "eventTypeId": {"type": "integer", "minimum": 1},
-        "attendee": {
-            "type": "object",
-            "required": ["name", "email", "timeZone"],
-            "properties": {
-                "name": {"type": "string", "maxLength": 200},
-                "email": {"type": "string", "format": "email"},
-                "timeZone": {"type": "string", "description": "IANA time zone."},
-                "phoneNumber": {"type": "string", "maxLength": 50},
-                "language": {"type": "string", "maxLength": 35},
-            },
-        },
+        "attendee": ATTENDEE_INPUT,
         "guests": {"type": "array", "maxItems": 50, "items": {"type": "string", "format": "email"}},
         "location": {"oneOf": [STRING, {"type": "object", "required": ["type"], "properties": {"type": STRING}}]},
         "metadata": FREE_OBJECT,
@@ -341,6 +346,25 @@ BOOKING_RESCHEDULE = {
     "required": ["start"],
     "properties": {"start": DATE_TIME, "reschedulingReason": {"type": "string", "maxLength": 5000}},
 }
+MARK_ABSENT = {
+    "type": "object",
+    "description": "At least one of host and attendees.",
+    "properties": {
+        "host": {"type": "boolean", "description": "Whether the host was absent."},
+        "attendees": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["email", "absent"],
+                "properties": {"email": {"type": "string", "format": "email"}, "absent": BOOLEAN},
+            },
+        },
+    },
+}
+# Add-attendee's body is the booking's attendee; `phoneNumber` is validated, not kept.
+ADD_ATTENDEE = ATTENDEE_INPUT
+ADDED_ATTENDEE = _object({"id": INTEGER, "bookingId": INTEGER, **ATTENDEE["properties"]})
 BOOKING_DECLINE = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
 ME_UPDATE = {
     "type": "object",
@@ -422,7 +446,17 @@ EVENT_TYPE_CREATE = {
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
 DELETED_EVENT_TYPE = _object({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
 TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
-BOOKING_CANCEL = {"type": "object", "properties": {"cancellationReason": STRING}}
+BOOKING_CANCEL = {
+    "type": "object",
+    "properties": {
+        "cancellationReason": STRING,
+        "cancelSubsequentBookings": {
+            "type": "boolean",
+            "description": "Also cancel the later occurrences of its recurring series; the answer is then the series.",
+        },
+        "seatUid": {"type": "string", "description": "Refused: this service has no seated bookings."},
+    },
+}
 
 # --- operations -------------------------------------------------------------------------------
 
@@ -435,6 +469,34 @@ VERSION_PARAMETER = {
         "Any value is accepted; an absent or unknown one is 2024-04-15 (docs/migrating-from-cal.md, Versions)."
     ),
 }
+
+
+# v1's header, with the v2 answers it can give.
+IDEMPOTENCY_PARAMETER = {
+    "name": IDEMPOTENCY_HEADER,
+    "in": "header",
+    "required": False,
+    "schema": V1_IDEMPOTENCY_PARAMETER.type,
+    "description": (
+        f"{V1_IDEMPOTENCY_PARAMETER.description} Not a Cal.com header. The replay is the v2 envelope byte for "
+        "byte; the same key with another body is a 422, a repeat while the first still runs a 409."
+    ),
+}
+
+
+def _idempotent_writes(paths: dict) -> dict:
+    """Every v2 write takes an Idempotency-Key (the views share v1's, core.idempotency): the
+    header, the Idempotent-Replayed header of a replayed answer, and the 409/422 it can give."""
+    for operations in paths.values():
+        for method, operation in operations.items():
+            if method.upper() not in WRITE_METHODS:
+                continue
+            operation["parameters"] = [*operation["parameters"], IDEMPOTENCY_PARAMETER]
+            operation["responses"] = {**operation["responses"], **_errors(409, 422)}
+            for code, answer in operation["responses"].items():
+                if code.startswith("2"):
+                    operation["responses"][code] = {**answer, "headers": REPLAYED_HEADERS}
+    return paths
 
 
 def _query(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
@@ -468,6 +530,15 @@ def _operation(operation_id: str, tag: str, summary: str, responses: dict, *, pa
     if body is not None:
         operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
     return operation
+
+
+def _booking_action(operation_id: str, summary: str, responses: dict, *, body=None, tag="Bookings") -> dict:
+    """POST /v2/bookings/{bookingUid}/<action>: on a booking the caller sees (else 404), refused
+    with a 409 when the booking's state does not allow it."""
+    operation = _operation(
+        operation_id, tag, summary, responses, parameters=[BOOKING_UID], body=body, errors=(404, 409)
+    )
+    return {"post": operation}
 
 
 PAGE = [
@@ -581,6 +652,7 @@ def build() -> dict:
         _query("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
         _query("duration", {"type": "integer"}, "Must be the event type's length."),
         _query("format", {"type": "string", "enum": ["time", "range"]}),
+        _query("bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."),
     ]
     paths = {
         "/v2/me": {
@@ -605,38 +677,31 @@ def build() -> dict:
                 {"200": _answer(_success({"type": "array", "items": TIME_ZONE}))},
             )
         },
-        "/v2/bookings/{bookingUid}/reschedule": {
-            "post": _operation(
-                "bookingsReschedule",
-                "Bookings",
-                "Move a booking (a new booking replaces it)",
-                {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
-                parameters=[BOOKING_UID],
-                body=BOOKING_RESCHEDULE,
-                errors=(404, 409),
-            )
-        },
-        "/v2/bookings/{bookingUid}/confirm": {
-            "post": _operation(
-                "bookingsConfirm",
-                "Bookings",
-                "Accept a pending booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                errors=(404, 409),
-            )
-        },
-        "/v2/bookings/{bookingUid}/decline": {
-            "post": _operation(
-                "bookingsDecline",
-                "Bookings",
-                "Reject a pending booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                body=BOOKING_DECLINE,
-                errors=(404, 409),
-            )
-        },
+        "/v2/bookings/{bookingUid}/reschedule": _booking_action(
+            "bookingsReschedule",
+            "Move a booking (a new booking replaces it)",
+            {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
+            body=BOOKING_RESCHEDULE,
+        ),
+        "/v2/bookings/{bookingUid}/confirm": _booking_action(
+            "bookingsConfirm", "Accept a pending booking", {"200": one_booking}
+        ),
+        "/v2/bookings/{bookingUid}/decline": _booking_action(
+            "bookingsDecline", "Reject a pending booking", {"200": one_booking}, body=BOOKING_DECLINE
+        ),
+        "/v2/bookings/{bookingUid}/mark-absent": _booking_action(
+            "bookingsMarkAbsent",
+            "Mark the host or attendees absent (once the meeting has started)",
+            {"200": one_booking},
+            body=MARK_ABSENT,
+        ),
+        "/v2/bookings/{bookingUid}/attendees": _booking_action(
+            "bookingsAddAttendee",
+            "Add an attendee to a booking",
+            {"201": _answer(_success(_ref("BookingAttendee_2024_08_13")), "Created")},
+            body=ADD_ATTENDEE,
+            tag="Bookings / Attendees",
+        ),
         "/v2/webhooks": user_webhooks,
         "/v2/webhooks/{webhookId}": user_webhook,
         "/v2/event-types/{eventTypeId}": {
@@ -730,6 +795,10 @@ def build() -> dict:
                 "Event Types",
                 "The caller's event types (shape by version)",
                 {"200": _answer(event_types)},
+                parameters=[
+                    _query("username", {"type": "string"}, "2024-06-14 and later: this user's bookable event types."),
+                    _query("eventSlug", {"type": "string"}, "With username: the one with this slug."),
+                ],
             ),
         },
         "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
@@ -761,17 +830,21 @@ def build() -> dict:
                 "bookingsGet", "Bookings", "One booking", {"200": one_booking}, parameters=[BOOKING_UID], errors=(404,)
             )
         },
-        "/v2/bookings/{bookingUid}/cancel": {
-            "post": _operation(
-                "bookingsCancel",
-                "Bookings",
-                "Cancel a booking",
-                {"200": one_booking},
-                parameters=[BOOKING_UID],
-                body=BOOKING_CANCEL,
-                errors=(404, 409),
-            )
-        },
+        "/v2/bookings/{bookingUid}/cancel": _booking_action(
+            "bookingsCancel",
+            "Cancel a booking (with cancelSubsequentBookings: the rest of its series too)",
+            {
+                "200": _answer(
+                    {
+                        "oneOf": [
+                            _success(_ref("Booking_2024_08_13")),
+                            _success({"type": "array", "items": _ref("Booking_2024_08_13")}),
+                        ]
+                    }
+                )
+            },
+            body=BOOKING_CANCEL,
+        ),
         "/v2/slots": {
             "get": _operation(
                 "slotsList",
@@ -795,7 +868,7 @@ def build() -> dict:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
-        "paths": paths,
+        "paths": _idempotent_writes(paths),
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}
@@ -806,6 +879,7 @@ def build() -> dict:
                 "Webhook": WEBHOOK,
                 "Booking_2024_08_13": BOOKING,
                 "Booking_2024_04_15": LEGACY_BOOKING,
+                "BookingAttendee_2024_08_13": ADDED_ATTENDEE,
                 "OffsetPagination": OFFSET_PAGINATION,
                 "CursorPagination": CURSOR_PAGINATION,
                 "EventType_2024_06_14": EVENT_TYPE,

@@ -106,8 +106,13 @@ def _attendee(attendee) -> dict:
         "displayEmail": attendee.email,
         "timeZone": attendee.time_zone,
         "language": attendee.locale,
-        "absent": False,
+        "absent": attendee.no_show,
     }
+
+
+def added_attendee_2024_08_13(attendee) -> dict:
+    """Cal.com's `BookingAttendeeOutput_2024_08_13`: the attendee of a booking with its ids."""
+    return {"id": attendee.pk, "bookingId": attendee.booking_id, **_attendee(attendee)}
 
 
 def booking_2024_08_13(booking) -> dict:
@@ -133,7 +138,7 @@ def booking_2024_08_13(booking) -> dict:
         ),
         "meetingUrl": location if location and location.startswith(("http://", "https://")) else None,
         "location": location,
-        "absentHost": False,
+        "absentHost": booking.no_show_host,
         "createdAt": iso_ms(booking.created_at),
         "updatedAt": iso_ms(booking.updated_at),
         "metadata": booking.metadata,

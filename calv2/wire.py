@@ -33,6 +33,8 @@ EXCEPTIONS = {
     413: ("PayloadTooLargeException", "Payload Too Large"),
     414: ("UriTooLongException", "URI Too Long"),
     415: ("UnsupportedMediaTypeException", "Unsupported Media Type"),
+    # Not one of Cal.com's answers: this service's Idempotency-Key reused for another request.
+    422: ("UnprocessableEntityException", "Unprocessable Entity"),
     429: ("ThrottlerException", "Too Many Requests"),
     431: ("RequestHeaderFieldsTooLargeException", "Request Header Fields Too Large"),
     500: ("InternalServerErrorException", "Internal Server Error"),

@@ -168,6 +168,8 @@ class Booking(models.Model):
     # Shared by every occurrence of a recurring series (Cal.com's `recurringEventId`); empty for a
     # one-off booking.
     recurring_event_id = models.CharField(max_length=100, blank=True, default="")
+    # The organizer did not show up (Cal.com's `noShowHost`), set after the meeting has started.
+    no_show_host = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -200,6 +202,8 @@ class Attendee(models.Model):
     email = models.EmailField(max_length=254)
     time_zone = models.CharField(max_length=64, validators=[validate_time_zone])
     locale = models.CharField(max_length=35, default="en")
+    # The attendee did not show up (Cal.com's `noShow`), set after the meeting has started.
+    no_show = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]

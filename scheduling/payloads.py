@@ -29,6 +29,7 @@ BOOKING_CANCELLED = "BOOKING_CANCELLED"
 BOOKING_REJECTED = "BOOKING_REJECTED"
 BOOKING_PAYMENT_INITIATED = "BOOKING_PAYMENT_INITIATED"
 BOOKING_PAID = "BOOKING_PAID"
+BOOKING_NO_SHOW_UPDATED = "BOOKING_NO_SHOW_UPDATED"
 MEETING_STARTED = "MEETING_STARTED"
 MEETING_ENDED = "MEETING_ENDED"
 PING = "PING"
@@ -105,6 +106,9 @@ OPTIONAL_KEYS = {
 # Every booking trigger may carry `smsReminderNumber` (when the booker gave one).
 ANY_TRIGGER_OPTIONAL_KEYS = ("smsReminderNumber",)
 
+# BOOKING_NO_SHOW_UPDATED: Cal.com sends what changed, not the calendar event.
+NO_SHOW_KEYS = ("message", "attendees", "bookingUid", "bookingId")
+
 MEETING_KEYS = (
     "triggerEvent",
     "id",
@@ -180,6 +184,8 @@ def payload_keys(trigger: str, *, optional: bool = True) -> tuple[str, ...]:
     """The keys `trigger`'s payload can carry (with `optional`: also those sent only when they apply)."""
     if trigger in MEETING_TRIGGERS:
         return MEETING_KEYS
+    if trigger == BOOKING_NO_SHOW_UPDATED:
+        return NO_SHOW_KEYS
     if not optional:
         return BOOKING_KEYS
     return BOOKING_KEYS + ANY_TRIGGER_OPTIONAL_KEYS + OPTIONAL_KEYS.get(trigger, ())
@@ -288,6 +294,8 @@ def booking_payload(
     """
     if trigger in MEETING_TRIGGERS:
         return meeting_payload(booking, trigger=trigger, attendees=attendees)
+    if trigger == BOOKING_NO_SHOW_UPDATED:
+        return no_show_payload(booking, attendees=booking.attendees.all() if attendees is None else attendees)
     organizer = booking.organizer
     event_type = booking.event_type
     attendees = list(booking.attendees.all()) if attendees is None else list(attendees)
@@ -358,6 +366,27 @@ def booking_payload(
     return payload
 
 
+def no_show_message(attendees) -> str:
+    """Cal.com's English message: the one attendee it names, or a summary for several."""
+    if len(attendees) == 1:
+        attendee = attendees[0]
+        return f"{attendee.email} {'marked' if attendee.no_show else 'unmarked'} as no-show"
+    return "No-show status updated"
+
+
+def no_show_payload(booking, *, attendees) -> dict:
+    """BOOKING_NO_SHOW_UPDATED: the attendees whose no-show flag was set (as they are now), a
+    message saying so, and the booking's uid and id. The host's flag is not announced (Cal.com
+    sends this trigger for attendees only)."""
+    attendees = list(attendees)
+    return {
+        "message": no_show_message(attendees),
+        "attendees": [{"email": attendee.email, "noShow": attendee.no_show} for attendee in attendees],
+        "bookingUid": booking.uid,
+        "bookingId": booking.pk,
+    }
+
+
 def _latest_payment_id(booking) -> int | None:
     from payments.models import Payment
 
@@ -419,7 +448,7 @@ def meeting_payload(booking, *, trigger: str, attendees=None) -> dict:
                 "phoneNumber": None,
                 "locale": attendee.locale or "en",
                 "bookingId": booking.pk,
-                "noShow": False,
+                "noShow": attendee.no_show,
                 "utcOffset": utc_offset(attendee.time_zone, start),
             }
             for attendee in attendees

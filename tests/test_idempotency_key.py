@@ -10,18 +10,17 @@ from datetime import date, datetime, time, timedelta
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-import psycopg
 import pytest
 import requests
-from django.db import connection
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from core.idempotency import _lock_id, purge_expired
+from core.idempotency import purge_expired
 from core.models import IdempotencyRecord
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
+from tests.support.idempotency_keys import key_held_elsewhere
 from webhooks.models import Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
 
@@ -343,12 +342,7 @@ def test_beat_runs_the_purge(organizer, settings):
 def test_a_repeat_while_the_first_runs_is_409_with_retry_after(api_client, raw_key, organizer, event_type):
     """The first request holds the key (its transaction's advisory lock): the repeat answers at
     once instead of waiting for it."""
-    settings_dict = connection.settings_dict
-    with psycopg.connect(
-        host=settings_dict["HOST"], port=settings_dict["PORT"], user=settings_dict["USER"], dbname=settings_dict["NAME"]
-    ) as holder:
-        holder.execute("BEGIN")
-        holder.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_id(organizer.pk, "busy")])
+    with key_held_elsewhere(user_id=organizer.pk, key="busy"):
         began = clock.monotonic()
         response = api_client.post(
             "/v1/bookings",
@@ -358,7 +352,6 @@ def test_a_repeat_while_the_first_runs_is_409_with_retry_after(api_client, raw_k
             HTTP_IDEMPOTENCY_KEY="busy",
         )
         waited = clock.monotonic() - began
-        holder.execute("ROLLBACK")
     assert response.status_code == 409
     assert response.json()["code"] == "idempotency_key_in_use"
     assert response["Retry-After"] == "1"

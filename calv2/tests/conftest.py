@@ -4,7 +4,9 @@ worker."""
 import pytest  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
+from accounts.tests.factories import UserFactory  # noqa: E402
 from calv2.tests import documented  # noqa: E402
+from calv2.tests.helpers import V2Client  # noqa: E402
 from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
 
 
@@ -21,3 +23,13 @@ def every_v2_answer_is_documented(monkeypatch):
         return response
 
     monkeypatch.setattr(APIClient, "generic", generic)
+
+
+@pytest.fixture
+def owner():
+    return UserFactory(name="Grace Hopper", username="grace")
+
+
+@pytest.fixture
+def v2(api_client, owner):
+    return V2Client(api_client, owner)

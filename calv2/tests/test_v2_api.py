@@ -9,60 +9,17 @@ import pytest
 from django.utils import timezone
 from openapi_spec_validator import validate
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from accounts.tests.factories import AccessTokenFactory, UserFactory
 from calv2.openapi import document
+from calv2.tests.helpers import ALL_VERSIONS, V2Client, booking_at
+from calv2.tests.helpers import assert_error as _assert_error
+from calv2.tests.helpers import event_type_of as _event_type
+from calv2.tests.helpers import free_slot as _free_slot
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
-from tests.support.credentials import bearer
 from webhooks.models import Webhook
 
 pytestmark = pytest.mark.django_db
-
-ALL_VERSIONS = [None, "2024-04-15", "2024-06-11", "2024-06-14", "2024-08-13", "2024-09-04", "2026-02-25", "2026-05-01"]
-
-
-class V2Client:
-    def __init__(self, client, user):
-        self.client, self.user = client, user
-        self.key = ApiKeyFactory(user=user).raw_key
-
-    def call(self, method, path, body=None, *, version=None, raw=None, **headers):
-        extra = {**bearer(self.key), **headers}
-        if version is not None:
-            extra["HTTP_CAL_API_VERSION"] = version
-        payload = raw if raw is not None else (json.dumps(body) if body is not None else "")
-        return self.client.generic(method, path, payload, content_type="application/json", **extra)
-
-
-@pytest.fixture
-def owner():
-    return UserFactory(name="Grace Hopper", username="grace")
-
-
-@pytest.fixture
-def v2(api_client, owner):
-    return V2Client(api_client, owner)
-
-
-def _event_type(user, **kwargs):
-    return EventTypeFactory(owner=user, schedule=ScheduleFactory(user=user, time_zone="UTC"), **kwargs)
-
-
-def _free_slot(v2, event_type, *, days=7) -> str:
-    day = (timezone.now() + timedelta(days=days)).date()
-    query = f"eventTypeId={event_type.pk}&start={day}&end={day + timedelta(days=4)}"
-    slots = v2.call("GET", f"/v2/slots?{query}", version="2024-09-04").json()["data"]
-    return next(iter(slots.values()))[0]["start"]
-
-
-def _assert_error(response, status: int, code: str):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["status"] == "error"
-    assert body["error"]["code"] == code
-    assert body["path"].startswith("/v2/")
-    assert body["timestamp"].endswith("Z")
-    return body
 
 
 # --- the document -----------------------------------------------------------------------------
@@ -371,15 +328,7 @@ def test_booking_list_filters_sort_and_offset_pagination(v2, owner):
         start_time=now - timedelta(days=2),
         end_time=now - timedelta(days=2) + timedelta(minutes=30),
     )
-    upcoming = [
-        BookingFactory(
-            organizer=owner,
-            event_type=event_type,
-            start_time=now + timedelta(days=day),
-            end_time=now + timedelta(days=day, minutes=30),
-        )
-        for day in (3, 1, 2)
-    ]
+    upcoming = [booking_at(owner, event_type, now + timedelta(days=day)) for day in (3, 1, 2)]
     cancelled = BookingFactory(
         organizer=owner,
         event_type=event_type,
@@ -705,3 +654,17 @@ def test_schedule_with_end_before_start_is_refused_and_foreign_schedule_is_404(v
 def test_v1_document_does_not_describe_v2(api_client):
     paths = api_client.get("/v1/openapi.json").json()["paths"]
     assert paths and not [path for path in paths if path.startswith("/v2/")]
+
+
+def test_event_slug_without_username_is_a_v2_400(v2):
+    error = _assert_error(
+        v2.call("GET", "/v2/event-types?eventSlug=intro", version="2024-06-14"), 400, "BadRequestException"
+    )
+    assert "eventSlug" in error["error"]["details"]["errors"]
+
+
+def test_slots_for_the_reschedule_of_an_unknown_booking_is_a_v2_404(v2, owner):
+    event_type = _event_type(owner)
+    day = (timezone.now() + timedelta(days=7)).date()
+    query = f"eventTypeId={event_type.pk}&start={day}&end={day}&bookingUidToReschedule=nope"
+    _assert_error(v2.call("GET", f"/v2/slots?{query}", version="2024-09-04"), 404, "NotFoundException")

@@ -27,12 +27,15 @@ from core.scopes import (
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer
 from scheduling.services.bookings import (
+    booking_attendee_add,
     booking_cancel,
     booking_confirm,
     booking_create,
+    booking_mark_absent,
     booking_reject,
     booking_reschedule_as_new,
 )
+from scheduling.services.recurring import booking_cancel_series
 
 # Which versions each booking shape serves (docs/migrating-from-cal.md, "Versions").
 BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
@@ -255,15 +258,26 @@ class BookingView(BookingMixin, V2View):
 
 
 class BookingCancelView(BookingMixin, V2View):
+    """`cancelSubsequentBookings` also cancels the later occurrences of the booking's recurring
+    series and answers every occurrence of it, as Cal.com does (a booking of no series answers
+    itself: Cal.com cancels it and then answers a 400)."""
+
     scopes = {"POST": WRITE_BOOKING}
 
     def post(self, request, uid):
         booking = self.visible_booking(uid)
         data = self.body(inputs.BookingCancelInput)
-        booking_cancel(
-            booking=booking, cancellation_reason=data.get("cancellation_reason", ""), cancelled_by=request.user.email
+        reason = data.get("cancellation_reason", "")
+        if not data.get("cancel_subsequent_bookings"):
+            booking_cancel(booking=booking, cancellation_reason=reason, cancelled_by=request.user.email)
+            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        booking_cancel_series(
+            booking=booking, subsequent_only=True, cancellation_reason=reason, cancelled_by=request.user.email
         )
-        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        if not booking.recurring_event_id:
+            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+        series = selectors.bookings_v2(user=request.user).filter(recurring_event_id=booking.recurring_event_id)
+        return self.success([shapes.booking_2024_08_13(occurrence) for occurrence in series])
 
 
 class BookingRescheduleView(BookingMixin, V2View):
@@ -302,3 +316,38 @@ class BookingDeclineView(BookingMixin, V2View):
         self.body(inputs.BookingDeclineInput)
         booking_reject(booking=booking)
         return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+class BookingMarkAbsentView(BookingMixin, V2View):
+    """`{host?, attendees?: [{email, absent}]}` → 200 with the booking (`absentHost`, each
+    attendee's `absent`). The rules are `booking_mark_absent`'s; BOOKING_NO_SHOW_UPDATED is sent
+    when attendees are marked."""
+
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking = self.visible_booking(uid)
+        data = self.body(inputs.MarkAbsentInput)
+        attendees = [(attendee["email"], attendee["absent"]) for attendee in data.get("attendees", [])]
+        booking_mark_absent(booking=booking, actor=request.user, host=data.get("host"), attendees=attendees)
+        return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
+
+
+class BookingAttendeesView(BookingMixin, V2View):
+    """`{name, email, timeZone, language?, phoneNumber?}` → 201 with the new attendee. Anyone who
+    sees the booking may add one (its host's side or one of its attendees, as in Cal.com);
+    `phoneNumber` is validated and not kept (attendees here have no phone number)."""
+
+    scopes = {"POST": WRITE_BOOKING}
+
+    def post(self, request, uid):
+        booking = self.visible_booking(uid)
+        data = self.body(inputs.AddAttendeeInput)
+        attendee = booking_attendee_add(
+            booking=booking,
+            name=data["name"],
+            email=data["email"],
+            time_zone=data["time_zone"],
+            locale=data.get("language", "en"),
+        )
+        return self.success(shapes.added_attendee_2024_08_13(attendee), status_code=status.HTTP_201_CREATED)

@@ -1,6 +1,7 @@
 """/v2/event-types and /v2/event-types/{id} over the event type services."""
 
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 
 from calv2 import inputs, shapes
 from calv2.versions import (
@@ -11,14 +12,23 @@ from calv2.versions import (
 )
 from calv2.views.base import V2View, v2_field_names
 from core.exceptions import NotFound
+from core.query import QueryParameters, Text
 from core.scopes import (
     READ_EVENT_TYPE,
     WRITE_EVENT_TYPE,
 )
-from scheduling.selectors.event_types import event_type_list
+from scheduling.selectors.event_types import event_type_list, event_types_of_username
 from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
 
 EVENT_TYPE_SHAPES = {V2024_04_15: (V2024_04_15, V2024_06_11)}
+
+
+class EventTypeFilters(QueryParameters):
+    """Cal.com 2024-06-14's: another user's event types by `username` (what their booking page
+    offers), one of them by `eventSlug` as well."""
+
+    username = Text(description="The owner's username: their event types the caller may book.")
+    event_slug = Text(description="With username: the one event type with this slug.")
 
 
 class EventTypesView(V2View):
@@ -32,10 +42,19 @@ class EventTypesView(V2View):
         return self.success(shapes.event_type_2024_06_14(event_type), status_code=status.HTTP_201_CREATED)
 
     def get(self, request):
-        event_types = list(event_type_list(user=request.user).order_by("id"))
         if shape_for(self.version, EVENT_TYPE_SHAPES, V2024_06_14) == V2024_04_15:
+            event_types = list(event_type_list(user=request.user).order_by("id"))
             return self.success(shapes.event_type_groups_2024_04_15(request.user, event_types))
-        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in event_types])
+        filters = EventTypeFilters.parse(request)
+        if filters["username"]:
+            selection = event_types_of_username(
+                user=request.user, username=filters["username"], slug=filters["event_slug"]
+            )
+        elif filters["event_slug"]:
+            raise ValidationError({"eventSlug": ["Send it with username."]})
+        else:
+            selection = event_type_list(user=request.user)
+        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in selection.order_by("id")])
 
 
 def _event_type_fields(data) -> dict:

@@ -5,11 +5,11 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from calv2 import shapes
+from calv2 import selectors, shapes
 from calv2.views.base import V2View
 from core.exceptions import NotFound
 from core.limits import limit
-from core.query import Choice, Instant, Integer, QueryParameters, TimeZone
+from core.query import Choice, Instant, Integer, QueryParameters, Text, TimeZone
 from core.scopes import (
     READ_BOOKING,
 )
@@ -27,6 +27,7 @@ class SlotQuery(QueryParameters):
     end = Instant(zone_from="time_zone", end=True, required=True)
     duration = Integer(minimum=1, maximum=1440)
     format = Choice(["time", "range"], default="time")
+    booking_uid_to_reschedule = Text(description="A booking being moved: its own time counts as free.")
 
 
 class SlotsView(V2View):
@@ -45,8 +46,18 @@ class SlotsView(V2View):
             raise NotFound(f"Event type with id={query['event_type_id']} not found.")
         if query["duration"] is not None and query["duration"] != event_type.length:
             raise ValidationError({"duration": [f"This event type lasts {event_type.length} minutes."]})
+        moving = None
+        if query["booking_uid_to_reschedule"]:
+            moving = selectors.booking_v2_by_uid(user=request.user, uid=query["booking_uid_to_reschedule"])
+            if moving is None:
+                raise NotFound(f"Booking with uid={query['booking_uid_to_reschedule']} not found.")
         grouped = available_slots(
-            event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+            event_type=event_type,
+            range_start=start,
+            range_end=end,
+            time_zone=time_zone,
+            now=timezone.now(),
+            exclude_booking_id=moving.pk if moving is not None else None,
         )
         length = timedelta(minutes=event_type.length)
         data = {}

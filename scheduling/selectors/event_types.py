@@ -34,6 +34,18 @@ def event_type_list(*, user: User, user_ids: list[int] | None = None, slug: str 
     return queryset.filter(_visible_filter(user))
 
 
+def event_types_of_username(*, user: User, username: str, slug: str | None = None) -> QuerySet[EventType]:
+    """The event types `username` owns that the caller may book: what their public booking page
+    offers (not hidden), plus hidden ones the caller sees (`event_type_bookable`'s rule, for a list);
+    `slug` narrows to one."""
+    queryset = EventType.objects.select_related("owner", "team", "schedule").filter(owner__username=username)
+    if slug is not None:
+        queryset = queryset.filter(slug=slug)
+    if user.is_system_admin:
+        return queryset
+    return queryset.filter(_visible_filter(user) | Q(hidden=False))
+
+
 @functools.cache
 def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
     """The query of `event_type_bookable`, compiled by the ORM once per process (core/compiled_queries.py):

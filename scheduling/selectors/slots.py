@@ -134,11 +134,19 @@ def available_slots(
     time_zone: str,
     now: datetime,
     recurring_count: int | None = None,
+    exclude_booking_id: int | None = None,
 ) -> dict[str, list[dict[str, str]]]:
     """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}` grouped in `time_zone`. For a
     recurring event type, only the starts whose whole series (`recurring_count` occurrences, else
-    the event type's count) is free."""
-    request = slot_request_for(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
+    the event type's count) is free. `exclude_booking_id`: a booking being rescheduled, whose own
+    time counts as free (as the reschedule itself counts it)."""
+    request = slot_request_for(
+        event_type=event_type,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+    )
     if request is None:
         return {}
     slots = free_slots(request)
@@ -148,7 +156,11 @@ def available_slots(
         if plan.span_end is None:
             return {}
         series_request = slot_request_for(
-            event_type=event_type, range_start=range_start, range_end=plan.span_end, now=now
+            event_type=event_type,
+            range_start=range_start,
+            range_end=plan.span_end,
+            now=now,
+            exclude_booking_id=exclude_booking_id,
         )
         slots = series_free_starts(series_request, plan)
     return group_by_day(slots, time_zone)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.datetimes import iso_utc
-from core.exceptions import Conflict
+from core.exceptions import ApplicationError, Conflict
 from core.models import App
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
@@ -432,3 +432,87 @@ def booking_decide(*, booking: Booking, actor: User, confirmed: bool) -> Booking
     if not actor.is_system_admin and not booking_is_managed_by(booking_id=booking.pk, user=actor):
         raise PermissionDenied("Only the organizer, the event type's owner or team admins may confirm or reject.")
     return booking_confirm(booking=booking) if confirmed else booking_reject(booking=booking)
+
+
+# A booking's attendees: the booker and at most 50 guests when it is made (v1's limit), and as
+# many again added later.
+MAX_ATTENDEES = 101
+
+
+@transaction.atomic
+def booking_mark_absent(
+    *,
+    booking: Booking,
+    actor: User,
+    host: bool | None = None,
+    attendees: list[tuple[str, bool]] | None = None,
+    now: datetime | None = None,
+) -> Booking:
+    """Record who did not show up, as Cal.com's mark-absent: `host` sets (or clears) the
+    organizer's no-show flag, `attendees` each named attendee's (`(email, absent)`, matched in any
+    letter case). The host's side decides (`booking_manages`, as for confirming), only for an
+    accepted booking whose meeting has started; an e-mail that is not one of the booking's
+    attendees is a 400 and changes nothing.
+
+    Emits BOOKING_NO_SHOW_UPDATED with the attendees sent, when attendees were sent (Cal.com does
+    not announce the host's flag)."""
+    now = now or timezone.now()
+    if host is None and not attendees:
+        raise ApplicationError("Nothing to mark: send host, attendees or both.")
+    if not actor.is_system_admin and not booking_is_managed_by(booking_id=booking.pk, user=actor):
+        raise PermissionDenied("Only the organizer, the event type's owner or team admins may mark absences.")
+    booking = booking_for_update(booking_id=booking.pk)
+    if booking.status != BookingStatus.ACCEPTED:
+        raise Conflict(f"Booking {booking.pk} is {booking.status}; only an accepted booking has a meeting to miss.")
+    if now < booking.start_time:
+        raise ApplicationError(f"Absences can be marked once the meeting has started ({iso_utc(booking.start_time)}).")
+    marked = _attendees_by_email(booking, attendees or [])
+    for attendee, absent in marked:
+        attendee.no_show = absent
+    Attendee.objects.bulk_update([attendee for attendee, _ in marked], ["no_show"])
+    if host is not None:
+        booking.no_show_host = host
+    booking.save(update_fields=["no_show_host", "updated_at"])
+    if marked:
+        _emit(
+            WebhookTrigger.BOOKING_NO_SHOW_UPDATED, booking, booking_webhooks(booking), attendees=[a for a, _ in marked]
+        )
+    return booking
+
+
+def _attendees_by_email(booking: Booking, changes: list[tuple[str, bool]]) -> list[tuple[Attendee, bool]]:
+    by_email = {attendee.email.lower(): attendee for attendee in booking.attendees.all()}
+    errors, seen, marked = {}, set(), []
+    for index, (email, absent) in enumerate(changes):
+        key = email.lower()
+        if key in seen:
+            errors[f"attendees[{index}].email"] = f"{email} is listed twice."
+        elif key not in by_email:
+            errors[f"attendees[{index}].email"] = f"{email} is not an attendee of this booking."
+        else:
+            marked.append((by_email[key], absent))
+        seen.add(key)
+    if errors:
+        raise ValidationError(errors)
+    return marked
+
+
+@transaction.atomic
+def booking_attendee_add(*, booking: Booking, name: str, email: str, time_zone: str, locale: str = "en") -> Attendee:
+    """Add a named attendee to an accepted or pending booking, as Cal.com v2's add-attendee. Whoever
+    may see the booking may add one (its host's side, or one of its attendees: `booking_list`'s
+    visibility, applied by the caller). An address already among its attendees is a 409; a booking
+    has at most MAX_ATTENDEES. No webhook: Cal.com sends none for it."""
+    booking = booking_for_update(booking_id=booking.pk)
+    if booking.status not in ACTIVE_STATUSES:
+        raise Conflict(f"Booking {booking.pk} is {booking.status}; attendees can join an accepted or pending booking.")
+    emails = [attendee.email.lower() for attendee in booking.attendees.all()]
+    if email.lower() in emails:
+        raise Conflict(f"{email} is already an attendee of this booking.")
+    if len(emails) >= MAX_ATTENDEES:
+        raise Conflict(f"A booking has at most {MAX_ATTENDEES} attendees.")
+    attendee = Attendee(booking=booking, name=name, email=email, time_zone=time_zone, locale=locale or "en")
+    attendee.full_clean(exclude=["booking"])
+    attendee.save()
+    booking.save(update_fields=["updated_at"])
+    return attendee

@@ -35,6 +35,7 @@ EVERY_TRIGGER = [
     WebhookTrigger.BOOKING_CANCELLED,
     WebhookTrigger.BOOKING_PAYMENT_INITIATED,
     WebhookTrigger.BOOKING_PAID,
+    WebhookTrigger.BOOKING_NO_SHOW_UPDATED,
     WebhookTrigger.MEETING_STARTED,
     WebhookTrigger.MEETING_ENDED,
 ]

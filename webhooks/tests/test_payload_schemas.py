@@ -16,7 +16,7 @@ from standardwebhooks.webhooks import Webhook as StandardWebhook
 from accounts.tests.factories import UserFactory
 from payments.models import Payment
 from payments.services import payment_mark_paid
-from scheduling.tests.factories import EventTypeFactory
+from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import auth
 from webhooks.delivery import attempt_delivery
 from webhooks.models import WebhookDelivery, WebhookTrigger
@@ -198,8 +198,27 @@ MEETING_PROPERTIES = {
 }
 
 
+NO_SHOW_PROPERTIES = {
+    "message": STRING,
+    "attendees": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "properties": {"email": STRING, "noShow": BOOLEAN},
+            "required": ["email", "noShow"],
+            "additionalProperties": False,
+        },
+    },
+    "bookingUid": STRING,
+    "bookingId": INTEGER,
+}
+
+
 def payload_schema(trigger: str) -> dict:
-    if trigger in (WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED):
+    if trigger == WebhookTrigger.BOOKING_NO_SHOW_UPDATED:
+        properties, required = NO_SHOW_PROPERTIES, list(NO_SHOW_PROPERTIES)
+    elif trigger in (WebhookTrigger.MEETING_STARTED, WebhookTrigger.MEETING_ENDED):
         properties, required = MEETING_PROPERTIES, list(MEETING_PROPERTIES)
     else:
         required = list(BOOKING_PROPERTIES)
@@ -384,6 +403,29 @@ def test_payment_bodies_carry_the_payment_id(api_client, headers, organizer, del
     [paid] = deliveries.send()
     assert_valid("BOOKING_PAID", paid)
     assert paid["payload"]["paymentId"] == payment.pk
+
+
+def test_no_show_body_names_the_attendees_marked(api_client, headers, organizer, deliveries):
+    event_type = EventTypeFactory(owner=organizer)
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    booking = BookingFactory(
+        organizer=organizer,
+        event_type=event_type,
+        start_time=start,
+        end_time=start + timedelta(minutes=30),
+        attendees=[{"email": "grace@example.org"}],
+    )
+    body = {"attendees": [{"email": "grace@example.org", "absent": True}]}
+    response = api_client.post(f"/v2/bookings/{booking.uid}/mark-absent", body, format="json", **headers)
+    assert response.status_code == 200, response.content
+    [no_show] = deliveries.send()
+    assert_valid("BOOKING_NO_SHOW_UPDATED", no_show)
+    assert no_show["payload"] == {
+        "message": "grace@example.org marked as no-show",
+        "attendees": [{"email": "grace@example.org", "noShow": True}],
+        "bookingUid": booking.uid,
+        "bookingId": booking.pk,
+    }
 
 
 def test_the_test_ping_matches_the_booking_schema(api_client, headers, webhook, receiver):
