@@ -192,11 +192,6 @@ class MeUpdateInput(V2Input):
     locale = serializers.CharField(max_length=16, required=False)
     default_schedule_id = StrictIntegerField(min_value=1, required=False)
 
-    def validate_time_format(self, value):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise serializers.ValidationError("Must be the number 12 or 24.")
-        return value
-
 
 # --- event types ------------------------------------------------------------------------------
 

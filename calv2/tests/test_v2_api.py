@@ -524,6 +524,8 @@ def test_patch_me_changes_known_fields_and_drops_unknown_ones(v2, owner):
     [
         ({"timeZone": "Nowhere/Land"}, "timeZone"),
         ({"timeFormat": 13}, "timeFormat"),
+        ({"timeFormat": True}, "timeFormat"),
+        ({"timeFormat": 12.5}, "timeFormat"),
         ({"weekStart": "Funday"}, "weekStart"),
         ({"defaultScheduleId": 999999}, "defaultScheduleId"),
         ({"email": "nope"}, "email"),
