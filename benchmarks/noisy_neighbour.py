@@ -12,7 +12,9 @@ created and dropped). Receivers on 127.0.0.1:
 1. For 0, 1 and 10 slow subscribers: each slow subscriber is sent NOISY_RATE (10) events/s and the
    healthy ones HEALTHY_RATE (20) events/s in all, round robin, for NOISY_SECONDS (30; the issue's
    drill is 120). Figures: the healthy deliveries' lag from commit to arrival (p50, p99, max) and
-   how many were late by more than 1 s.
+   how many were late by more than 1 s. Beside them, FLAKY (10) subscribers at FLAKY_RATE (2)
+   events/s in all answer each event's first attempt 503 with `Retry-After: 8`, which makes its
+   retry due exactly 8 s after that answer: how late each retry starts after its due time.
 2. 1,000 never-answering subscribers, two events each: the most attempts in flight at once in the
    worker (connections open at the silent receiver) and the worker's memory (RSS, all processes).
 """
@@ -34,6 +36,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
 ROOT = Path(__file__).resolve().parent.parent
 HEALTHY = 100
+FLAKY = 10
 
 
 class InstantReceiver:
@@ -77,6 +80,42 @@ class SlowReceiver(InstantReceiver):
                 pass
 
         handler.do_POST = do_post
+
+
+class FlakyReceiver(InstantReceiver):
+    """Answers the first attempt of each event 503 with `Retry-After: RETRY_AFTER` (the retry is
+    then due exactly that long after the answer: the scheduled 5 s, at most doubled, is pushed out
+    to it), and the retry 204. Records when the first answer went out and when the retry came."""
+
+    RETRY_AFTER = 8
+
+    def __init__(self):
+        super().__init__()
+        self.refused: dict[str, float] = {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                message = self.headers["webhook-id"]
+                if message not in receiver.refused:
+                    self.send_response(503)
+                    self.send_header("Retry-After", str(receiver.RETRY_AFTER))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    receiver.refused[message] = time.time()
+                    return
+                receiver.received.setdefault(message, time.time())
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server.RequestHandlerClass = Handler
 
 
 class SilentReceiver:
@@ -153,6 +192,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
     noisy_rate = float(os.environ.get("NOISY_RATE", 10))
     healthy_rate = float(os.environ.get("HEALTHY_RATE", 20))
+    flaky_rate = float(os.environ.get("FLAKY_RATE", 2))
     seconds = float(os.environ.get("NOISY_SECONDS", 30))
     pool = os.environ.get("BENCH_POOL", "threads")
     concurrency = os.environ.get("BENCH_CONCURRENCY", "4")
@@ -189,6 +229,16 @@ def main() -> None:
             )
             for n in range(HEALTHY)
         ]
+        flaky_receiver = FlakyReceiver()
+        flaky = [
+            Webhook.objects.create(
+                user=owner,
+                subscriber_url=f"http://127.0.0.1:{flaky_receiver.port}/flaky/{n}",
+                event_triggers=[WebhookTrigger.BOOKING_CREATED],
+                secret="whsec_" + "A" * 43,
+            )
+            for n in range(FLAKY)
+        ]
         silent_receiver = SilentReceiver()
         late_receiver = SlowReceiver(30.0)
 
@@ -223,17 +273,26 @@ def main() -> None:
         print(f"  {HEALTHY} healthy subscribers at {healthy_rate:.0f} events/s in all; each slow one at "
               f"{noisy_rate:.0f} events/s; {seconds:.0f} s per row; half the slow ones never answer, "
               "half answer after 30 s")  # fmt: skip
-        print("  slow subscribers | healthy lag p50 / p99 / max | over 1 s | delivered | worker RSS")
+        print(f"  {FLAKY} flaky subscribers at {flaky_rate:g} events/s in all: each event's retry is due 8 s after "
+              "its first answer (503, Retry-After: 8); 'retry late' is when the retry started after that")  # fmt: skip
+        print(
+            "  slow subscribers | healthy lag p50 / p99 / max | over 1 s | delivered | retry late p50 / max"
+            " | worker RSS"
+        )
         for slow_count in (0, 1, 10):
             slow = slow_webhooks(slow_count, f"run{slow_count}")
             committed: list[tuple[str, float]] = []
             tick = 1.0 / max(healthy_rate, noisy_rate)
             start = time.monotonic()
-            next_healthy, next_noisy, index = 0.0, 0.0, 0
+            next_healthy, next_noisy, next_flaky, index = 0.0, 0.0, 0.0, 0
+            retried: list[str] = []
             while (elapsed := time.monotonic() - start) < seconds:
                 if elapsed >= next_noisy and slow:
                     emit(slow)
                     next_noisy += 1.0 / noisy_rate
+                if elapsed >= next_flaky:
+                    retried += [m for m, _ in emit([flaky[index % FLAKY]])]
+                    next_flaky += 1.0 / flaky_rate
                 if elapsed >= next_healthy:
                     committed += emit([healthy[index % HEALTHY]])
                     index += 1
@@ -242,10 +301,17 @@ def main() -> None:
             wait_for(lambda sent=tuple(committed): all(m in healthy_receiver.received for m, _ in sent), 60)
             lags = [healthy_receiver.received[m] - at for m, at in committed if m in healthy_receiver.received]
             late = sum(1 for lag in lags if lag > 1.0)
+            wait_for(lambda sent=tuple(retried): all(m in flaky_receiver.received for m in sent), 60)
+            retry_late = [
+                flaky_receiver.received[m] - flaky_receiver.refused[m] - FlakyReceiver.RETRY_AFTER
+                for m in retried
+                if m in flaky_receiver.received
+            ]
             print(
                 f"  {slow_count:16d} | {statistics.median(lags) * 1000:7.0f} / {percentile(lags, 0.99) * 1000:.0f} / "
                 f"{max(lags) * 1000:.0f} ms | {late:8d} | {len(lags)}/{len(committed)} | "
-                f"{worker_rss_mb(worker.pid):.0f} MB"
+                f"{statistics.median(retry_late) * 1000:.0f} / {max(retry_late) * 1000:.0f} ms "
+                f"({len(retry_late)}/{len(retried)}) | {worker_rss_mb(worker.pid):.0f} MB"
             )
             Webhook.objects.filter(pk__in=[webhook.pk for webhook in slow]).update(active=False)
             WebhookDelivery.objects.filter(webhook__in=slow, status="pending").update(status="cancelled")
