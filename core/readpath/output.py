@@ -80,6 +80,8 @@ def _read_plan(serializer_class) -> tuple | None:
                 entries.append((key, read, "bool", field))
             elif _writes_like(field, serializers.DateTimeField) and not hasattr(field, "timezone"):
                 entries.append((key, read, "datetime", field))
+            elif _writes_like(field, serializers.ListField) and _writes_like(field.child, serializers.IntegerField):
+                entries.append((key, read, "ints", field))
             elif isinstance(field, _CONTEXT_FREE_FIELDS):
                 entries.append((key, read, "field", field))
             else:
@@ -141,7 +143,9 @@ class FastReadMixin:
             return value if value is True or value is False else detail.to_representation(value)
         if kind == "datetime":
             return self._datetime_text(detail, value)
-        if kind == "field":
+        if kind == "ints" and type(value) is list:  # ListField(child=IntegerField()), DRF's loop inlined
+            return [None if item is None else int(item) for item in value]
+        if kind in ("field", "ints"):
             return detail.to_representation(value)
         if kind == "one":
             return self._nested(key, detail).to_representation(value)

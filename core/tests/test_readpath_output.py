@@ -37,6 +37,7 @@ class SampleSerializer(ApiSerializer):
     owner_name = serializers.CharField(source="owner.name", read_only=True)
     items = ItemSerializer(many=True, read_only=True)
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    days = serializers.ListField(child=serializers.IntegerField(), read_only=True)
     data = serializers.JSONField(read_only=True)
     shout = serializers.SerializerMethodField()
     greeting = serializers.CharField(source="greet", read_only=True)  # a callable: DRF calls it
@@ -67,6 +68,7 @@ def _rows():
             owner=owner,
             items=[_Row(id=7, label="seven"), _Row(id=8, label=8)],
             tags=["a", "b"],
+            days=[0, 6, None, True, "3"],  # DRF writes None as None, and int() of the rest
             data={"nested": [1, None]},
             greet=lambda: "hello",
         ),
@@ -80,6 +82,7 @@ def _rows():
             owner=None,
             items=[],
             tags=[],
+            days=(1, 2),  # not a list: the field's own code
             data=None,
             greet=functools.partial(lambda count: f"{count} items", 42),
         ),
