@@ -38,6 +38,7 @@ from scheduling.services.bookings import (
     booking_create,
     booking_decide,
     booking_edit,
+    booking_request_check,
     booking_reschedule_as_new,
 )
 from scheduling.services.recurring import book_recurring, booking_cancel_series
@@ -160,6 +161,12 @@ class BookingViewSet(
         event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
         if event_type is None:
             raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
+        booking_request_check(
+            actor=self.request.user,
+            event_type=event_type,
+            user_id=data.pop("user_id", None),
+            event_type_slug=data.pop("event_type_slug", None),
+        )
         series = book_recurring(event_type=event_type, data=data, rescheduling=reschedule is not None)
         if series is not None:
             return series
