@@ -7,6 +7,8 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
@@ -341,6 +343,30 @@ def test_slots_of_a_recurring_event_type_offer_only_starts_whose_series_is_free(
         response = api_client.get(query + bad, **bearer(key))
         assert response.status_code == 400
         assert "recurringCount" in response.json()["errors"]
+
+
+def test_series_slots_load_the_schedule_and_bookings_once_as_far_as_the_last_occurrence(
+    api_client, key, event_type, organizer
+):
+    one_off = EventTypeFactory(owner=organizer, length=30)
+    # The tenth Monday, the last occurrence of a series starting on the first.
+    BookingFactory(
+        organizer=organizer, event_type=one_off, start_time=berlin(11, week=9), end_time=berlin(11, 30, week=9)
+    )
+    day = monday_ahead().isoformat()
+
+    def queries_and_times(booked):
+        url = f"/v1/slots?eventTypeId={booked.pk}&startTime={day}&endTime={day}&timeZone=Europe/Berlin"
+        with CaptureQueriesContext(connection) as queries:
+            response = api_client.get(url, **bearer(key))
+        assert response.status_code == 200, response.json()
+        return len(queries), [slot["time"][11:16] for slot in response.json()["slots"].get(day, [])]
+
+    queries_and_times(one_off)  # the first request of a key also records its use
+    plain_queries, plain_times = queries_and_times(one_off)
+    series_queries, series_times = queries_and_times(event_type)
+    assert "11:00" in plain_times and "11:00" not in series_times and "11:30" in series_times
+    assert series_queries == plain_queries
 
 
 def test_recurring_count_on_the_slots_of_a_one_off_event_type_is_a_400(api_client, key, organizer):
