@@ -541,7 +541,7 @@ class BookingConfirmSerializer(ApiSerializer):
         allow_blank=True,
         allow_null=True,
         max_length=200,
-        help_text="Accepted for Cal.com v1 clients; no effect (each booking is decided on its own).",
+        help_text="The booking's series: every PENDING occurrence of it is decided alike, as in Cal.com.",
     )
 
 

@@ -525,3 +525,53 @@ def test_a_series_that_needs_confirmation_is_requested_occurrence_by_occurrence(
         ("BOOKING_REQUESTED", "PENDING"),
     ]
     assert requested[0].payload["recurringEvent"] == {"freq": 2, "count": 2, "interval": 1}
+
+
+@pytest.mark.parametrize(
+    ("confirmed", "status", "trigger"), [(True, "ACCEPTED", "BOOKING_CREATED"), (False, "REJECTED", "BOOKING_REJECTED")]
+)
+def test_deciding_with_the_series_id_decides_every_pending_occurrence(
+    api_client, key, event_type, organizer, confirmed, status, trigger
+):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=3)
+    other_series = book_series(api_client, key, event_type, count=2, hour=14)
+    webhook = WebhookFactory(
+        user=organizer, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.BOOKING_REJECTED]
+    )
+    body = {"confirmed": confirmed, "recurringEventId": series[1].recurring_event_id}
+    response = api_client.post(f"/v1/bookings/{series[1].pk}/confirm", body, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    assert (response.json()["status"], response.json()["booking"]["id"]) == (status, series[1].pk)
+    assert statuses(series) == [status] * 3
+    assert statuses(other_series) == ["PENDING", "PENDING"]
+    decided = WebhookDelivery.objects.filter(webhook=webhook)
+    assert sorted((delivery.trigger_event, delivery.payload["bookingId"]) for delivery in decided) == sorted(
+        (trigger, booking.pk) for booking in series
+    )
+
+
+def test_deciding_with_another_series_id_is_a_400_and_decides_nothing(api_client, key, event_type):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=2)
+    other_series = book_series(api_client, key, event_type, count=2, hour=14)
+    before = WebhookDelivery.objects.count()
+    body = {"confirmed": True, "recurringEventId": other_series[0].recurring_event_id}
+    response = api_client.post(f"/v1/bookings/{series[0].pk}/confirm", body, format="json", **bearer(key))
+    assert response.status_code == 400, response.json()
+    assert list(response.json()["errors"]) == ["recurringEventId"]
+    assert statuses(series) + statuses(other_series) == ["PENDING"] * 4
+    assert WebhookDelivery.objects.count() == before
+
+
+def test_deciding_without_the_series_id_decides_one_occurrence(api_client, key, event_type):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=2)
+    response = api_client.post(
+        f"/v1/bookings/{series[0].pk}/confirm", {"confirmed": True}, format="json", **bearer(key)
+    )
+    assert response.status_code == 200, response.json()
+    assert statuses(series) == ["ACCEPTED", "PENDING"]
