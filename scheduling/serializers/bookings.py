@@ -279,9 +279,9 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
     }
     for field in cosmetic.values():
         field.help_text = "Accepted for Cal.com v1 clients; has no effect here (see docs/scheduling.md)."
-    cosmetic["user"].help_text = (
-        "The booking page's username: one name has no effect here; several (a dynamic group) are a 400."
-    )
+    cosmetic[
+        "user"
+    ].help_text = "The booking page's username: one name has no effect here; several (a dynamic group) are a 400."
     only_empty = {
         "seatReferenceUid": serializers.CharField(**text, validators=[seats]),
         "bookingUid": serializers.CharField(**text, validators=[seats]),
