@@ -18,11 +18,20 @@ is the instant of the jump, a time that a fall-back shows twice is its first ins
 from __future__ import annotations
 
 import calendar
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from scheduling.slots import SlotRequest, free_slots_on_days, wall_to_instant
+from scheduling.slots import (
+    DAY_SECONDS,
+    LocalDays,
+    SlotRequest,
+    epoch_seconds,
+    free_slot_seconds_on_days,
+    seconds_since_midnight,
+    wall_to_instant,
+)
 
 YEARLY, MONTHLY, WEEKLY = 0, 1, 2
 FREQUENCY_NAMES = {YEARLY: "yearly", MONTHLY: "monthly", WEEKLY: "weekly"}
@@ -87,18 +96,6 @@ def occurrence_starts(first_start: datetime, time_zone: str, recurrence: Recurre
     return [first_start] + [wall_to_instant(day, wall, zone, as_end=False) for day in dates[1:]]
 
 
-def _single_offset(day: date, zone: ZoneInfo) -> timedelta | None:
-    """The zone's UTC offset on `day` when it is the same all day (no DST change that day), else None."""
-    midnight, next_midnight = datetime.combine(day, time(0)), datetime.combine(day + timedelta(days=1), time(0))
-    offsets = {
-        zone.utcoffset(midnight),
-        zone.utcoffset(midnight.replace(fold=1)),
-        zone.utcoffset(next_midnight),
-        zone.utcoffset(next_midnight.replace(fold=1)),
-    }
-    return offsets.pop() if len(offsets) == 1 else None
-
-
 @dataclass(frozen=True)
 class SeriesPlan:
     """The series of each candidate start: its local wall time and the dates of its later
@@ -124,8 +121,30 @@ def plan_series(candidates: list[datetime], time_zone: str, recurrence: Recurren
             wall = local.time()  # naive; it keeps the fold of a repeated hour, which is dropped
             series.append((start, wall.replace(fold=0) if wall.fold else wall, dates_by_day[day]))
     days = frozenset(day for dates in dates_by_day.values() for day in dates)
-    span_end = wall_to_instant(max(days) + timedelta(days=2), time(0), zone, as_end=False) if days else None
-    return SeriesPlan(time_zone=time_zone, series=series, days=days, span_end=span_end)
+    return SeriesPlan(time_zone=time_zone, series=series, days=days, span_end=_after(days, zone))
+
+
+def _after(days, zone: ZoneInfo) -> datetime | None:
+    """An instant safely after the last of `days` in `zone` (None without days)."""
+    return wall_to_instant(max(days) + timedelta(days=2), time(0), zone, as_end=False) if days else None
+
+
+def series_horizon(
+    range_start: datetime, range_end: datetime, time_zone: str, recurrence: Recurrence, count: int
+) -> datetime | None:
+    """An instant after the last occurrence of every whole series (of `count`) that can start in
+    [range_start, range_end): how far ahead a schedule's availability and bookings must be loaded
+    to check them, known before any slot is computed, so that they are loaded once. None when no
+    day of the range starts a whole series (a yearly series from 29 February, say)."""
+    zone = ZoneInfo(time_zone)
+    day, last_day = range_start.astimezone(zone).date(), range_end.astimezone(zone).date()
+    last_dates = []
+    while day <= last_day:
+        dates = occurrence_dates(day, recurrence, count)
+        if len(dates) == count:
+            last_dates.append(dates[-1])
+        day += timedelta(days=1)
+    return _after(last_dates, zone)
 
 
 def series_free_starts(request: SlotRequest, plan: SeriesPlan) -> list[datetime]:
@@ -133,31 +152,37 @@ def series_free_starts(request: SlotRequest, plan: SeriesPlan) -> list[datetime]
     `request` must hold the host's availability and bookings up to `plan.span_end`.
 
     The free slots of every day an occurrence falls on are computed once, however many candidates
-    reach that day; an occurrence on a day without a DST change is then one addition and one
-    lookup, and only on the day of a change is its instant found by the gap/fold rule."""
+    reach that day, and kept per day as their times since midnight (in seconds). The candidates of
+    one day share their later dates, so the times free on all of those dates are one intersection
+    of sets, and each candidate is then one lookup. Only a date with a DST change is checked per
+    candidate, by the gap/fold rule."""
     zone = ZoneInfo(plan.time_zone)
-    offered = free_slots_on_days(request, plan.days)  # naive UTC
-    # A day without a DST change: an occurrence is that day's midnight in UTC plus its wall time.
-    midnights = {}
+    local_days = LocalDays(zone)
+    offered = free_slot_seconds_on_days(request, plan.days, local_days)
+    free_times: dict[date, set[int]] = {}  # the days without a DST change
     for day in plan.days:
-        offset = _single_offset(day, zone)
-        midnights[day] = None if offset is None else datetime.combine(day, time(0)) - offset
-    since_midnight: dict[time, timedelta] = {}
-    midnights_of: dict[int, list] = {}  # by the identity of a candidate day's list of dates
+        midnight = local_days.midnight(day)
+        if midnight is not None:
+            first, last = bisect_left(offered, midnight), bisect_left(offered, midnight + DAY_SECONDS)
+            free_times[day] = {instant - midnight for instant in offered[first:last]}
+    offered_set = None  # every free slot, for the days with a DST change
+    # By the identity of a candidate day's list of dates: the times free on all its plain days, and
+    # its days with a DST change.
+    shared: dict[int, tuple[set[int] | None, list[date]]] = {}
     free = []
     for start, wall, dates in plan.series:
-        if wall not in since_midnight:
-            since_midnight[wall] = timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second)
-        elapsed = since_midnight[wall]
-        if id(dates) not in midnights_of:
-            midnights_of[id(dates)] = [midnights[day] for day in dates]
-        for day, midnight in zip(dates, midnights_of[id(dates)], strict=True):
-            if midnight is not None:
-                instant = midnight + elapsed
-            else:
-                instant = wall_to_instant(day, wall, zone, as_end=False).replace(tzinfo=None)
-            if instant not in offered:
-                break
-        else:
-            free.append(start)
+        if id(dates) not in shared:
+            plain = [free_times[day] for day in dates if day in free_times]
+            shared[id(dates)] = (set.intersection(*plain) if plain else None, [d for d in dates if d not in free_times])
+        times, changing = shared[id(dates)]
+        if times is not None and seconds_since_midnight(wall) not in times:
+            continue
+        if changing:
+            if offered_set is None:
+                offered_set = set(offered)
+            if any(
+                epoch_seconds(wall_to_instant(day, wall, zone, as_end=False)) not in offered_set for day in changing
+            ):
+                continue
+        free.append(start)
     return free

@@ -31,6 +31,20 @@ MIDNIGHT = time(0, 0)
 END_OF_DAY = time(23, 59)
 
 
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+UNIX_EPOCH_NAIVE = datetime(1970, 1, 1)
+_SECOND = timedelta(seconds=1)
+
+
+def epoch_seconds(instant: datetime) -> int:
+    """An aware instant as whole seconds since the Unix epoch, rounded down."""
+    return (instant - UNIX_EPOCH) // _SECOND
+
+
+def _epoch_seconds_up(instant: datetime) -> int:
+    return -((UNIX_EPOCH - instant) // _SECOND)
+
+
 @dataclass(frozen=True)
 class WeeklyRule:
     """Available on `days` (0 = Sunday … 6 = Saturday) from `start` to `end`, wall-clock."""
@@ -108,13 +122,16 @@ def wall_to_instant(day: date, wall: time, zone: ZoneInfo, *, as_end: bool) -> d
     return high.replace(microsecond=0)
 
 
-def _windows_for_day(day: date, rules: Iterable[WeeklyRule], overrides: list[DateOverride], zone: ZoneInfo):
+def _spans_for_day(day: date, rules: Iterable[WeeklyRule], overrides: list[DateOverride]) -> list[tuple[time, time]]:
+    """The day's wall-clock spans: its date overrides if it has any, else its weekday's rules."""
     if overrides:
-        spans = [(o.start, o.end) for o in overrides if not o.is_day_off]
-    else:
-        weekday = sunday_based_weekday(day)
-        spans = [(r.start, r.end) for r in rules if weekday in r.days]
-    for start, end in spans:
+        return [(o.start, o.end) for o in overrides if not o.is_day_off]
+    weekday = sunday_based_weekday(day)
+    return [(r.start, r.end) for r in rules if weekday in r.days]
+
+
+def _windows_for_day(day: date, rules: Iterable[WeeklyRule], overrides: list[DateOverride], zone: ZoneInfo):
+    for start, end in _spans_for_day(day, rules, overrides):
         window_start = wall_to_instant(day, start, zone, as_end=False)
         if end >= END_OF_DAY:
             window_end = wall_to_instant(day + timedelta(days=1), MIDNIGHT, zone, as_end=False)
@@ -122,6 +139,62 @@ def _windows_for_day(day: date, rules: Iterable[WeeklyRule], overrides: list[Dat
             window_end = wall_to_instant(day, end, zone, as_end=True)
         if window_end > window_start:
             yield window_start, window_end
+
+
+DAY_SECONDS = 86400
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+class LocalDays:
+    """The days of one zone as seconds since the Unix epoch, each midnight's offset read once: a
+    series' computation asks about the same ~100 days again and again."""
+
+    def __init__(self, zone: ZoneInfo):
+        self.zone = zone
+        self._offsets: dict[date, timedelta] = {}
+        self._midnights: dict[date, int | None] = {}
+
+    def _offset_at_midnight(self, day: date) -> timedelta:
+        offset = self._offsets.get(day)
+        if offset is None:
+            offset = self._offsets[day] = self.zone.utcoffset(datetime.combine(day, MIDNIGHT))
+        return offset
+
+    def midnight(self, day: date) -> int | None:
+        """`day`'s first instant as seconds since the Unix epoch when the day has no DST change
+        (then each of its wall times, and the next midnight, is this plus its seconds since
+        midnight), else None. A change at any time of the day, its first midnight included, makes
+        the offsets at its two midnights differ (a change exactly at the next midnight does not,
+        and needs none: the day's times are all before it, and the jump is where the day ends)."""
+        midnight = self._midnights.get(day, False)
+        if midnight is False:
+            offset = self._offset_at_midnight(day)
+            if offset == self._offset_at_midnight(day + timedelta(days=1)):
+                midnight = (day.toordinal() - _EPOCH_ORDINAL) * DAY_SECONDS - offset // _SECOND
+            else:
+                midnight = None
+            self._midnights[day] = midnight
+        return midnight
+
+
+def seconds_since_midnight(wall: time) -> int:
+    return wall.hour * 3600 + wall.minute * 60 + wall.second
+
+
+def _windows_for_day_seconds(day: date, rules, overrides: list[DateOverride], local_days: LocalDays):
+    """`_windows_for_day` as seconds since the Unix epoch; on a day without a DST change, by
+    arithmetic alone."""
+    midnight = local_days.midnight(day)
+    if midnight is None:
+        windows = _windows_for_day(day, rules, overrides, local_days.zone)
+        return [(epoch_seconds(start), epoch_seconds(end)) for start, end in windows]
+    windows = []
+    for start, end in _spans_for_day(day, rules, overrides):
+        window_start = midnight + seconds_since_midnight(start)
+        window_end = midnight + (DAY_SECONDS if end >= END_OF_DAY else seconds_since_midnight(end))
+        if window_end > window_start:
+            windows.append((window_start, window_end))
+    return windows
 
 
 def _merge(windows: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
@@ -174,68 +247,91 @@ def free_slots(request: SlotRequest) -> list[datetime]:
 
 def free_slots_on_days(request: SlotRequest, days: Iterable[date]) -> set[datetime]:
     """The starts `free_slots` offers whose local date (in the schedule's zone) is one of `days`,
-    ignoring `range_start`/`range_end`, as **naive UTC** datetimes: what a recurring series needs,
-    its occurrences being weeks, months or years apart, and looked up by the thousand. Windows are
-    built for those days and their neighbours only, so the cost follows the number of days asked,
-    not the span they cover."""
+    ignoring `range_start`/`range_end`, as **naive UTC** datetimes (`free_slot_seconds_on_days`,
+    converted)."""
+    return {UNIX_EPOCH_NAIVE + timedelta(seconds=second) for second in free_slot_seconds_on_days(request, days)}
+
+
+def free_slot_seconds_on_days(
+    request: SlotRequest, days: Iterable[date], local_days: LocalDays | None = None
+) -> list[int]:
+    """The starts `free_slots` offers whose local date (in the schedule's zone) is one of `days`,
+    ignoring `range_start`/`range_end`, as whole **seconds since the Unix epoch**, in order: what a recurring
+    series needs, its occurrences being weeks, months or years apart, and looked up by the thousand.
+
+    Windows are built for those days and their neighbours only, so the cost follows the number of
+    days asked, not the span they cover. Every instant here is a whole second (windows and days
+    come from `wall_to_instant`, lengths and buffers are minutes), so an integer grid is exact; a
+    booking's or `now`'s fraction of a second is rounded towards "busy". Each window's grid is cut
+    into the stretches no busy period touches, and each stretch is added as one `range`."""
     zone = ZoneInfo(request.time_zone)
-    wanted = set(days)
+    if local_days is None:
+        local_days = LocalDays(zone)
+    wanted = sorted(set(days))
     if not wanted:
-        return set()
+        return []
     overrides_by_date: dict[date, list[DateOverride]] = {}
     for override in request.overrides:
         overrides_by_date.setdefault(override.date, []).append(override)
     built = sorted({day + timedelta(days=shift) for day in wanted for shift in (-1, 0, 1)})
     windows = []
     for day in built:
-        windows.extend(_windows_for_day(day, request.weekly_rules, overrides_by_date.get(day, []), zone))
+        windows.extend(_windows_for_day_seconds(day, request.weekly_rules, overrides_by_date.get(day, []), local_days))
     # The wanted days as instants: runs of consecutive days, each from its first midnight to the next.
     runs: list[list[date]] = []
-    for day in sorted(wanted):
+    for day in wanted:
         if runs and runs[-1][1] + timedelta(days=1) == day:
             runs[-1][1] = day
         else:
             runs.append([day, day])
-    bounds = [
+    run_bounds = [
         (
-            _naive_utc(wall_to_instant(first, MIDNIGHT, zone, as_end=False)),
-            _naive_utc(wall_to_instant(last + timedelta(days=1), MIDNIGHT, zone, as_end=False)),
+            epoch_seconds(wall_to_instant(first, MIDNIGHT, zone, as_end=False)),
+            epoch_seconds(wall_to_instant(last + timedelta(days=1), MIDNIGHT, zone, as_end=False)),
         )
         for first, last in runs
     ]
-    length = timedelta(minutes=request.length)
-    step = timedelta(minutes=request.interval or request.length)
-    before = timedelta(minutes=request.before_buffer)
-    after = timedelta(minutes=request.after_buffer)
-    earliest = _naive_utc(request.now + timedelta(minutes=request.minimum_notice))
-    # Busy periods as (start - after buffer, end + before buffer): a slot is free when none of them
-    # overlaps [start, start + length).
-    busy = [(_naive_utc(start) - after, _naive_utc(end) + before) for start, end in _merge(list(request.busy))]
-    slots = set()
-    run = period = 0
-    runs, periods = len(bounds), len(busy)
-    for window_start, window_end in _merge(windows):
-        start, last_start = _naive_utc(window_start), _naive_utc(window_end) - length
-        while start <= last_start:
-            # Slots, runs and busy periods are all in order: each pointer only moves forward.
-            while run < runs and start >= bounds[run][1]:
-                run += 1
-            if run == runs:
-                return slots
-            while period < periods and busy[period][1] <= start:
-                period += 1
-            if (
-                start >= bounds[run][0]
-                and start >= earliest
-                and (period == periods or busy[period][0] >= start + length)
-            ):
-                slots.add(start)
-            start += step
+    run_ends = [end for _, end in run_bounds]
+    length = request.length * 60
+    step = (request.interval or request.length) * 60
+    before, after = request.before_buffer * 60, request.after_buffer * 60
+    earliest = _epoch_seconds_up(request.now + timedelta(minutes=request.minimum_notice))
+    # A start s is refused by a busy period [b, e) when [s - before, s + length + after) overlaps
+    # it: s in [b - after - length + 1, e + before - 1], merged into sorted, disjoint stretches.
+    refused: list[tuple[int, int]] = []
+    for busy_start, busy_end in _merge(list(request.busy)):
+        low = epoch_seconds(busy_start) - after - length + 1
+        high = _epoch_seconds_up(busy_end) + before - 1
+        if refused and low <= refused[-1][1] + 1:
+            refused[-1] = (refused[-1][0], max(refused[-1][1], high))
+        else:
+            refused.append((low, high))
+    refused_ends = [high for _, high in refused]
+    # Windows are disjoint and in order, and so are the pieces of each: the ranges come in order.
+    slots: list[int] = []
+    for origin, window_end in _merge(windows):
+        low, high = max(origin, earliest), window_end - length
+        for run_start, run_end in run_bounds[bisect_right(run_ends, low) :]:
+            if run_start > high:
+                break
+            for piece_low, piece_high in _outside(max(low, run_start), min(high, run_end - 1), refused, refused_ends):
+                first = origin + -(-(piece_low - origin) // step) * step  # the window's grid, from its start
+                slots.extend(range(first, piece_high + 1, step))
     return slots
 
 
-def _naive_utc(instant: datetime) -> datetime:
-    return instant.astimezone(UTC).replace(tzinfo=None)
+def _outside(low: int, high: int, refused: list[tuple[int, int]], refused_ends: list[int]):
+    """The pieces of [low, high] (inclusive) that no stretch of `refused` (sorted, disjoint,
+    inclusive; `refused_ends` their ends) covers."""
+    index = bisect_right(refused_ends, low - 1)  # the first stretch that ends at `low` or later
+    while low <= high:
+        if index == len(refused) or refused[index][0] > high:
+            yield low, high
+            return
+        if refused[index][0] > low:
+            yield low, refused[index][0] - 1
+        low = refused[index][1] + 1
+        index += 1
 
 
 def _overlaps_busy(start: datetime, end: datetime, busy: list[tuple[datetime, datetime]], busy_ends) -> bool:

@@ -1,12 +1,13 @@
 """The database side of slot computation: load a schedule and the host's busy time, then hand
 them to the pure `scheduling.slots` functions."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from accounts.models import User
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
-from scheduling.recurrence import Recurrence, plan_series, series_free_starts
+from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
@@ -138,29 +139,29 @@ def available_slots(
 ) -> dict[str, list[dict[str, str]]]:
     """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}` grouped in `time_zone`. For a
     recurring event type, only the starts whose whole series (`recurring_count` occurrences, else
-    the event type's count) is free. `exclude_booking_id`: a booking being rescheduled, whose own
-    time counts as free (as the reschedule itself counts it)."""
+    the event type's count) is free: the availability and bookings are then loaded once, as far
+    ahead as the last occurrence of a series starting in the range can fall. `exclude_booking_id`: a
+    booking being rescheduled, whose own time counts as free (as the reschedule itself counts it)."""
+    recurrence, count = _recurrence_and_count(event_type, recurring_count)
+    is_series = recurrence is not None and count > 1
+    load_until = range_end
+    if is_series:
+        schedule = event_type_schedule(event_type)
+        if schedule is None:
+            return {}
+        load_until = series_horizon(range_start, range_end, schedule.time_zone, recurrence, count)
+        if load_until is None:
+            return {}
     request = slot_request_for(
         event_type=event_type,
         range_start=range_start,
-        range_end=range_end,
+        range_end=load_until,
         now=now,
         exclude_booking_id=exclude_booking_id,
     )
     if request is None:
         return {}
-    slots = free_slots(request)
-    recurrence, count = _recurrence_and_count(event_type, recurring_count)
-    if recurrence is not None and count > 1 and slots:
-        plan = plan_series(slots, request.time_zone, recurrence, count)
-        if plan.span_end is None:
-            return {}
-        series_request = slot_request_for(
-            event_type=event_type,
-            range_start=range_start,
-            range_end=plan.span_end,
-            now=now,
-            exclude_booking_id=exclude_booking_id,
-        )
-        slots = series_free_starts(series_request, plan)
+    slots = free_slots(replace(request, range_end=range_end))
+    if is_series and slots:
+        slots = series_free_starts(request, plan_series(slots, request.time_zone, recurrence, count))
     return group_by_day(slots, time_zone)

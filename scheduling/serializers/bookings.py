@@ -1,5 +1,6 @@
 """Bookings on the wire."""
 
+import re
 from collections.abc import Mapping
 
 from rest_framework import serializers
@@ -209,34 +210,58 @@ class DryRunField(serializers.BooleanField):
         return False
 
 
+def _only_when_empty(feature: str):
+    """A validator for a v1 field that asks for something this service does not do: its empty value
+    (`false`, `""`, `[]`, `{}`, `0`; `null` never reaches a validator), which Cal.com's own clients
+    send by default, is accepted; anything else is a 400 naming the field, so that a client never
+    believes it got what it asked for."""
+
+    def check(value):
+        if value:
+            raise serializers.ValidationError(
+                f'Not supported: {feature}. Send it empty (null, false, [] or "") or leave it out.'
+            )
+
+    return check
+
+
+# Cal.com splits a dynamic group's `user` ("ada+alan") on these.
+_USERNAME_SEPARATORS = re.compile(r"\+|%2b|%20| ", re.IGNORECASE)
+
+
+def _one_user_at_most(value):
+    """Cal.com v1's `user`: the username(s) of the booking page. One name (the page the booking
+    was made from; the event type decides the host, as in Cal.com when `eventTypeId` is sent) is
+    accepted; several are a dynamic group booking, which this service does not do."""
+    if isinstance(value, str):
+        names = [name for name in _USERNAME_SEPARATORS.split(value) if name]
+    elif isinstance(value, list) and all(isinstance(name, str) for name in value):
+        names = [name for name in value if name]
+    else:
+        raise serializers.ValidationError("Must be a string or a list of strings.")
+    if len({name.lower() for name in names}) > 1:
+        raise serializers.ValidationError(
+            "Not supported: dynamic group bookings of several users. Book one event type (eventTypeId)."
+        )
+
+
 def _v1_fields_without_effect() -> dict[str, serializers.Field]:
-    """Fields of Cal.com v1's booking body that mean nothing in this service (seats, recurring
-    series, routing forms, CRM, dynamic group links, e-mail switches, …), by their wire names (some
-    are not camelCase), checked for their v1 type and then dropped. docs/scheduling.md says why
-    each one has no effect."""
+    """Fields of Cal.com v1's booking body that this service does not honour, by their wire names
+    (some are not camelCase), checked for their v1 type and then dropped (docs/scheduling.md has the
+    table). Those that would change what the booking is (seats, private links, round-robin and
+    routing hosts, CRM owners, organizations, group bookings) are accepted only empty; the rest are
+    cosmetic: e-mail switches, attribution, bot challenges, cache hints."""
     text = {"required": False, "allow_blank": True, "max_length": 5000}
     nullable_text = {**text, "allow_null": True}
     flag = {"required": False}
     number = {"required": False, "allow_null": True}
-    fields = {
+    seats = _only_when_empty("seated event types (seats in a booking)")
+    private_links = _only_when_empty("private (hashed) booking links")
+    routing = _only_when_empty("round-robin hosts, routing forms and CRM contact owners")
+    cosmetic = {
         "noEmail": serializers.BooleanField(**flag),
-        "hasHashedBookingLink": serializers.BooleanField(**flag),
-        "hashedLink": serializers.CharField(**nullable_text),
-        "seatReferenceUid": serializers.CharField(**text),
-        "bookingUid": serializers.CharField(**text),
-        "eventTypeSlug": serializers.CharField(**text),
         "appsStatus": serializers.ListField(child=serializers.DictField(), required=False),
-        "luckyUsers": serializers.ListField(child=serializers.IntegerField(), required=False),
-        "user": serializers.JSONField(required=False),
-        "userId": serializers.IntegerField(**number),
-        "orgSlug": serializers.CharField(**text),
-        "teamMemberEmail": serializers.CharField(**nullable_text),
-        "crmOwnerRecordType": serializers.CharField(**nullable_text),
-        "crmRecordId": serializers.CharField(**nullable_text),
-        "crmAppSlug": serializers.CharField(**nullable_text),
-        "routedTeamMemberIds": serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True),
-        "routingFormResponseId": serializers.IntegerField(**number),
-        "reroutingFormResponses": serializers.DictField(required=False),
+        "user": serializers.JSONField(required=False, allow_null=True, validators=[_one_user_at_most]),
         "skipContactOwner": serializers.BooleanField(**flag),
         "cfToken": serializers.CharField(**nullable_text),
         "tracking": serializers.DictField(child=serializers.CharField(max_length=500), required=False),
@@ -249,13 +274,35 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
         "_isDryRun": DryRunField(**flag),
         # In v1's reference example, not in its schema: v1 dropped them, and so does this service.
         "status": serializers.CharField(**text),
-        "seatsPerTimeSlot": serializers.IntegerField(**number),
         "seatsShowAttendees": serializers.BooleanField(**flag),
         "seatsShowAvailabilityCount": serializers.BooleanField(**flag),
     }
-    for field in fields.values():
+    for field in cosmetic.values():
         field.help_text = "Accepted for Cal.com v1 clients; has no effect here (see docs/scheduling.md)."
-    return fields
+    cosmetic[
+        "user"
+    ].help_text = "The booking page's username: one name has no effect here; several (a dynamic group) are a 400."
+    only_empty = {
+        "seatReferenceUid": serializers.CharField(**text, validators=[seats]),
+        "bookingUid": serializers.CharField(**text, validators=[seats]),
+        "seatsPerTimeSlot": serializers.IntegerField(**number, validators=[seats]),
+        "hasHashedBookingLink": serializers.BooleanField(**flag, validators=[private_links]),
+        "hashedLink": serializers.CharField(**nullable_text, validators=[private_links]),
+        "luckyUsers": serializers.ListField(child=serializers.IntegerField(), required=False, validators=[routing]),
+        "routedTeamMemberIds": serializers.ListField(
+            child=serializers.IntegerField(), required=False, allow_null=True, validators=[routing]
+        ),
+        "routingFormResponseId": serializers.IntegerField(**number, validators=[routing]),
+        "reroutingFormResponses": serializers.DictField(required=False, validators=[routing]),
+        "teamMemberEmail": serializers.CharField(**nullable_text, validators=[routing]),
+        "crmOwnerRecordType": serializers.CharField(**nullable_text, validators=[routing]),
+        "crmRecordId": serializers.CharField(**nullable_text, validators=[routing]),
+        "crmAppSlug": serializers.CharField(**nullable_text, validators=[routing]),
+        "orgSlug": serializers.CharField(**text, validators=[_only_when_empty("organizations")]),
+    }
+    for field in only_empty.values():
+        field.help_text = "Accepted for Cal.com v1 clients only empty: not supported here (see docs/scheduling.md)."
+    return {**cosmetic, **only_empty}
 
 
 V1_FIELDS_WITHOUT_EFFECT = tuple(_v1_fields_without_effect())
@@ -290,6 +337,19 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     Every other field v1 accepted is known: honoured, or checked and dropped (docs/scheduling.md)."""
 
     event_type_id = StrictIntegerField(help_text="Must be a JSON number, as in Cal.com v1.")
+    event_type_slug = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="If sent (not empty), must be the slug of the event type `eventTypeId` names.",
+    )
+    user_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Cal.com v1's booking on behalf of a user: only the caller's own id (another user's is a 403, "
+        "or a 400 for a system admin: bookings are made as the caller).",
+    )
     start = InstantField(help_text="A slot's time as GET /slots lists it (any offset).")
     end = InstantField(required=False, allow_null=True, help_text="If sent, must be start + the event type's length.")
     name = serializers.CharField(max_length=200, required=False, help_text="The attendee's name.")
@@ -353,6 +413,9 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     def validate(self, attrs):
         for name in V1_FIELDS_WITHOUT_EFFECT:
             attrs.pop(name, None)
+        for name in ("event_type_slug", "user_id"):
+            if attrs.get(name) in (None, ""):
+                attrs.pop(name, None)
         for name in ("recurring_count", "recurring_event_id", "all_recurring_dates", "current_recurring_index"):
             if attrs.get(name) is None:
                 attrs.pop(name, None)
@@ -481,7 +544,7 @@ class BookingConfirmSerializer(ApiSerializer):
         allow_blank=True,
         allow_null=True,
         max_length=200,
-        help_text="Accepted for Cal.com v1 clients; no effect (each booking is decided on its own).",
+        help_text="The booking's series: every PENDING occurrence of it is decided alike, as in Cal.com.",
     )
 
 

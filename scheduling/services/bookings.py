@@ -141,6 +141,29 @@ def _book(
     return booking
 
 
+def booking_request_check(
+    *, actor: User, event_type: EventType, user_id: int | None = None, event_type_slug: str | None = None
+) -> None:
+    """Cal.com v1's `userId` and `eventTypeSlug` on a new booking, checked before anything is written.
+
+    - `user_id`: v1 let a system admin book as another user (a non-admin's was ignored). Here a
+      booking is always made as the caller, so the caller's own id is accepted, another user's is
+      refused rather than silently dropped: 403 for a non-admin (as for every `userId` naming
+      someone else), 400 for an admin (a request the service does not carry out).
+    - `event_type_slug`: Cal.com's booker sends the booked event type's slug beside its id; a slug
+      that is not that event type's means the client meant another one (400)."""
+    if user_id is not None and user_id != actor.pk:
+        if not actor.is_system_admin:
+            raise PermissionDenied("Only system administrators may name another user's userId.")
+        raise ValidationError(
+            {"userId": "Bookings are made as the caller; booking on behalf of another user is not supported."}
+        )
+    if event_type_slug is not None and event_type_slug != event_type.slug:
+        raise ValidationError(
+            {"eventTypeSlug": f"Event type {event_type.pk} has the slug {event_type.slug!r}, not {event_type_slug!r}."}
+        )
+
+
 @transaction.atomic
 def booking_create(
     *,

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import Conflict
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
@@ -27,7 +28,14 @@ from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.slots import event_type_host, event_type_schedule, offered_occurrences
-from scheduling.services.bookings import ACTIVE_STATUSES, _save_without_overlap, _validate
+from scheduling.services.bookings import (
+    ACTIVE_STATUSES,
+    _save_without_overlap,
+    _validate,
+    booking_confirm,
+    booking_decide,
+    booking_reject,
+)
 from webhooks.models import WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers
@@ -309,6 +317,29 @@ def booking_cancel_series(
         payload = booking_payload(booking, trigger=WebhookTrigger.BOOKING_CANCELLED, recurring_event=recurring_event)
         create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.BOOKING_CANCELLED, payload=payload)
     return cancelled
+
+
+@transaction.atomic
+def booking_decide_series(*, booking: Booking, actor: User, confirmed: bool, recurring_event_id: str) -> Booking:
+    """Cal.com's confirmation with `recurringEventId` (v1's POST /bookings/{id}/confirm handed it to
+    the same handler as its web app): the decision applies to every PENDING occurrence of the
+    series, each with its own BOOKING_CREATED or BOOKING_REJECTED, in one transaction.
+
+    The booking named is decided as by `booking_decide` (who may, 403; not PENDING, 409); the id
+    must be its own series (400), so that one booking cannot decide another series. Returns the
+    booking named."""
+    if recurring_event_id != booking.recurring_event_id:
+        raise ValidationError(
+            {"recurringEventId": f"Booking {booking.pk} is not an occurrence of the series {recurring_event_id!r}."}
+        )
+    decided = booking_decide(booking=booking, actor=actor, confirmed=confirmed)
+    others = Booking.objects.filter(
+        recurring_event_id=recurring_event_id, organizer_id=booking.organizer_id, status=BookingStatus.PENDING
+    ).exclude(pk=booking.pk)
+    decide = booking_confirm if confirmed else booking_reject
+    for other in others.order_by("start_time", "id"):
+        decide(booking=other)
+    return decided
 
 
 def book_recurring(*, event_type: EventType, data: dict, rescheduling: bool) -> Booking | None:

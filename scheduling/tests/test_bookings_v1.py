@@ -205,23 +205,10 @@ def test_top_level_name_and_email_win_over_responses(api_client, key, event_type
     ("field", "value"),
     [
         ("noEmail", True),
-        ("hasHashedBookingLink", False),
-        ("hashedLink", None),
-        ("seatReferenceUid", "seat-1"),
-        ("bookingUid", "abc"),
-        ("eventTypeSlug", "intro"),
         ("appsStatus", []),
-        ("luckyUsers", [1]),
-        ("user", ["ada", "alan"]),
-        ("userId", 99999),
-        ("orgSlug", "acme"),
-        ("teamMemberEmail", None),
-        ("crmOwnerRecordType", "Account"),
-        ("crmRecordId", "0015"),
-        ("crmAppSlug", None),
-        ("routedTeamMemberIds", [1, 2]),
-        ("routingFormResponseId", 5),
-        ("reroutingFormResponses", {}),
+        ("user", "ada"),
+        ("user", ["ada"]),
+        ("user", None),
         ("skipContactOwner", True),
         ("cfToken", None),
         ("tracking", {"utm_source": "newsletter"}),
@@ -233,13 +220,32 @@ def test_top_level_name_and_email_win_over_responses(api_client, key, event_type
         ("_shouldServeCache", False),
         ("_isDryRun", False),
         ("status", "PENDING"),
-        ("seatsPerTimeSlot", 4),
         ("seatsShowAttendees", False),
         ("seatsShowAvailabilityCount", True),
         ("title", None),
         ("description", None),
         ("smsReminderNumber", None),
         ("end", None),
+        # What Cal.com's booker sends by default for the fields accepted only empty.
+        ("hasHashedBookingLink", False),
+        ("hashedLink", None),
+        ("hashedLink", ""),
+        ("seatReferenceUid", ""),
+        ("bookingUid", ""),
+        ("seatsPerTimeSlot", None),
+        ("luckyUsers", []),
+        ("routedTeamMemberIds", None),
+        ("routedTeamMemberIds", []),
+        ("routingFormResponseId", None),
+        ("reroutingFormResponses", {}),
+        ("teamMemberEmail", None),
+        ("crmOwnerRecordType", None),
+        ("crmRecordId", None),
+        ("crmAppSlug", None),
+        ("orgSlug", ""),
+        ("userId", None),
+        ("eventTypeSlug", ""),
+        ("eventTypeSlug", None),
     ],
 )
 def test_v1_fields_without_effect_are_accepted_and_change_nothing(api_client, key, event_type, field, value):
@@ -254,6 +260,107 @@ def test_v1_fields_without_effect_are_accepted_and_change_nothing(api_client, ke
         berlin(10, 30),
     )
     assert booking.attendees.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("seatReferenceUid", "seat-1"),
+        ("bookingUid", "abc"),
+        ("seatsPerTimeSlot", 4),
+        ("hasHashedBookingLink", True),
+        ("hashedLink", "a1b2c3"),
+        ("luckyUsers", [1]),
+        ("routedTeamMemberIds", [1, 2]),
+        ("routingFormResponseId", 5),
+        ("reroutingFormResponses", {"response": {}}),
+        ("teamMemberEmail", "owner@example.org"),
+        ("crmOwnerRecordType", "Account"),
+        ("crmRecordId", "0015"),
+        ("crmAppSlug", "salesforce"),
+        ("orgSlug", "acme"),
+        ("user", ["ada", "alan"]),
+        ("user", "ada+alan"),
+        ("user", 7),
+    ],
+)
+def test_v1_field_asking_for_what_the_service_does_not_do_is_a_400_and_writes_nothing(
+    api_client, key, event_type, field, value
+):
+    before = written()
+    response = api_client.post(
+        "/v1/bookings", v1_body(event_type, berlin(10), **{field: value}), format="json", **bearer(key)
+    )
+    assert response.status_code == 400, response.json()
+    assert response["Content-Type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["code"] == "validation_error"
+    assert list(problem["errors"]) == [field], problem
+    assert written() == before
+
+
+def test_v1_user_id_may_name_the_caller(api_client, key, event_type, organizer):
+    response = api_client.post(
+        "/v1/bookings", v1_body(event_type, berlin(10), userId=organizer.pk), format="json", **bearer(key)
+    )
+    assert response.status_code == 200, response.json()
+    assert Booking.objects.get().organizer_id == organizer.pk
+
+
+def test_v1_user_id_of_another_user_is_a_403_and_writes_nothing(api_client, key, event_type):
+    before = written()
+    body = v1_body(event_type, berlin(10), userId=UserFactory().pk)
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 403, response.json()
+    assert response.json()["code"] == "permission_denied"
+    assert written() == before
+
+
+def test_v1_admin_booking_on_behalf_of_another_user_is_a_400_and_writes_nothing(api_client, event_type):
+    admin = UserFactory(role="ADMIN")
+    before = written()
+    body = v1_body(event_type, berlin(10), userId=UserFactory().pk)
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(ApiKeyFactory(user=admin).raw_key))
+    assert response.status_code == 400, response.json()
+    assert list(response.json()["errors"]) == ["userId"]
+    assert written() == before
+
+
+def test_v1_event_type_slug_must_be_the_booked_event_types(api_client, key, event_type):
+    before = written()
+    wrong = v1_body(event_type, berlin(10), eventTypeSlug=f"{event_type.slug}-other")
+    response = api_client.post("/v1/bookings", wrong, format="json", **bearer(key))
+    assert response.status_code == 400, response.json()
+    assert list(response.json()["errors"]) == ["eventTypeSlug"]
+    assert written() == before
+    right = v1_body(event_type, berlin(10), eventTypeSlug=event_type.slug)
+    response = api_client.post("/v1/bookings", right, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    assert Booking.objects.get().event_type_id == event_type.pk
+
+
+def test_cal_booker_request_with_its_defaults_books(api_client, key, event_type, organizer):
+    # The body Cal.com's booker builds (mapBookingToMutationInput) for a plain booking page.
+    body = v1_body(
+        event_type,
+        berlin(10),
+        end=berlin(10, 30).isoformat(),
+        user=organizer.username,
+        eventTypeSlug=event_type.slug,
+        hasHashedBookingLink=False,
+        hashedLink=None,
+        teamMemberEmail=None,
+        crmOwnerRecordType=None,
+        crmAppSlug=None,
+        crmRecordId=None,
+        routedTeamMemberIds=None,
+        skipContactOwner=False,
+        _isDryRun=False,
+        dub_id=None,
+    )
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    assert (response.json()["startTime"], response.json()["status"]) == (z(berlin(10)), "ACCEPTED")
 
 
 def test_v1_reference_example_body_books(api_client, key, event_type):

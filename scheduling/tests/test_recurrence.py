@@ -17,7 +17,7 @@ from scheduling.recurrence import (
     plan_series,
     series_free_starts,
 )
-from scheduling.slots import SlotRequest, WeeklyRule, free_slots, free_slots_on_days, wall_to_instant
+from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, wall_to_instant
 
 ZONES = ("Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Tokyo", "America/Santiago")
 
@@ -157,22 +157,27 @@ def test_every_occurrence_has_the_first_ones_wall_time_unless_the_gap_or_fold_ru
             assert seen.date() == day and seen.fold == 0
 
 
-def test_series_filter_keeps_only_starts_whose_every_occurrence_is_free():
-    zone = "Europe/Berlin"
-    monday = date(2027, 3, 1)
-    weekly = (WeeklyRule(days=frozenset({1}), start=time(9), end=time(11)),)
-    busy_start = datetime(2027, 3, 29, 9, tzinfo=ZoneInfo(zone))  # after the change: CEST
+def _nine_to_eleven(zone: str, first_day: date, busy_start: datetime) -> tuple[SlotRequest, list[datetime]]:
+    """Hour-long slots 09:00-11:00 on `first_day`'s weekday, one booking at `busy_start`; and the
+    free slots of `first_day`, the candidates of a series."""
     request = SlotRequest(
         time_zone=zone,
-        weekly_rules=weekly,
+        weekly_rules=(WeeklyRule(days=frozenset({(first_day.weekday() + 1) % 7}), start=time(9), end=time(11)),),
         overrides=(),
         length=60,
-        range_start=datetime.combine(monday, time(0), tzinfo=ZoneInfo(zone)),
+        range_start=datetime.combine(first_day, time(0), tzinfo=ZoneInfo(zone)),
         range_end=datetime(2027, 5, 1, tzinfo=UTC),
         now=datetime(2027, 1, 1, tzinfo=UTC),
         busy=((busy_start, busy_start + timedelta(hours=1)),),
     )
-    candidates = [slot for slot in free_slots(request) if slot.astimezone(ZoneInfo(zone)).date() == monday]
+    candidates = [slot for slot in free_slots(request) if slot.astimezone(ZoneInfo(zone)).date() == first_day]
+    return request, candidates
+
+
+def test_series_filter_keeps_only_starts_whose_every_occurrence_is_free():
+    zone = "Europe/Berlin"
+    busy_start = datetime(2027, 3, 29, 9, tzinfo=ZoneInfo(zone))  # after the change: CEST
+    request, candidates = _nine_to_eleven(zone, date(2027, 3, 1), busy_start)
     assert [local(slot, zone).time() for slot in candidates] == [time(9), time(10)]
     free = series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 5), 5))
     # 09:00 on 29 March (the fifth Monday) is taken; 10:00 is free every week, DST included.
@@ -214,3 +219,118 @@ def test_free_slots_of_chosen_days_are_those_of_each_whole_day(
         whole_day = SlotRequest(**{**request.__dict__, "range_start": day_start, "range_end": day_end})
         expected |= {slot.astimezone(UTC).replace(tzinfo=None) for slot in free_slots(whole_day)}
     assert free_slots_on_days(request, days) == expected
+
+
+def _whole_day_slots(request: SlotRequest, day: date) -> set[datetime]:
+    """The plain computation's free slots of one local day, as naive UTC."""
+    zone = ZoneInfo(request.time_zone)
+    day_start = wall_to_instant(day, time(0), zone, as_end=False)
+    day_end = wall_to_instant(day + timedelta(days=1), time(0), zone, as_end=False)
+    whole_day = SlotRequest(**{**request.__dict__, "range_start": day_start, "range_end": day_end})
+    return {slot.astimezone(UTC).replace(tzinfo=None) for slot in free_slots(whole_day)}
+
+
+SERIES_ZONES = (*ZONES, "America/Havana", "UTC")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    zone_name=st.sampled_from(SERIES_ZONES),
+    first_day=st.dates(min_value=date(2027, 1, 1), max_value=date(2027, 12, 20)),
+    freq=st.sampled_from([WEEKLY, WEEKLY, MONTHLY, YEARLY]),
+    interval=st.integers(min_value=1, max_value=3),
+    count=st.integers(min_value=2, max_value=6),
+    start_hour=st.integers(min_value=0, max_value=10),
+    hours=st.integers(min_value=1, max_value=12),
+    length=st.sampled_from([15, 30, 45, 60]),
+    slot_interval=st.sampled_from([None, 10, 20]),
+    buffers=st.tuples(st.sampled_from([0, 10]), st.sampled_from([0, 25])),
+    notice_hours=st.integers(min_value=0, max_value=60),
+    # Busy periods and a day off where occurrences fall: so many weeks (or months) after a day of the range.
+    busy=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=16),
+            st.integers(min_value=0, max_value=8),
+            st.integers(min_value=0, max_value=23),
+            st.integers(min_value=0, max_value=999_999),
+        ),
+        max_size=25,
+    ),
+    day_off=st.tuples(st.integers(min_value=0, max_value=16), st.integers(min_value=0, max_value=8)),
+)
+def test_series_filter_agrees_with_checking_every_occurrence_on_its_own(
+    zone_name,
+    first_day,
+    freq,
+    interval,
+    count,
+    start_hour,
+    hours,
+    length,
+    slot_interval,
+    buffers,
+    notice_hours,
+    busy,
+    day_off,
+):
+    # The slots of a recurring event type keep a start when every later occurrence is a free slot of
+    # the plain computation on its own day, whatever the zone's changes, buffers, notice and overrides.
+    zone = ZoneInfo(zone_name)
+    origin = datetime.combine(first_day, time(0), tzinfo=UTC)
+    step = timedelta(days=7 if freq == WEEKLY else 30 if freq == MONTHLY else 365)
+    override = DateOverride(date=first_day + step * day_off[0] + timedelta(days=day_off[1]), start=time(0), end=time(0))
+    request = SlotRequest(
+        time_zone=zone_name,
+        weekly_rules=(WeeklyRule(days=frozenset(range(7)), start=time(start_hour), end=time(start_hour + hours)),),
+        overrides=(override,),
+        length=length,
+        interval=slot_interval,
+        before_buffer=buffers[0],
+        after_buffer=buffers[1],
+        minimum_notice=notice_hours * 60,
+        range_start=origin,
+        range_end=origin + timedelta(days=8),
+        now=origin - timedelta(hours=12),
+        busy=tuple(
+            (start, start + timedelta(minutes=50))
+            for start in (
+                origin + step * steps + timedelta(days=day, hours=hour, microseconds=micro)
+                for steps, day, hour, micro in busy
+            )
+        ),
+    )
+    recurrence = Recurrence(freq, interval, count)
+    candidates = free_slots(request)
+    plan = plan_series(candidates, zone_name, recurrence, count)
+    if plan.span_end is None:
+        assert plan.series == []
+        return
+    kept = series_free_starts(SlotRequest(**{**request.__dict__, "range_end": plan.span_end}), plan)
+    by_day: dict[date, set[datetime]] = {}
+    expected = []
+    for candidate in candidates:
+        starts = occurrence_starts(candidate, zone_name, recurrence, count)
+        if len(starts) < count:
+            continue
+        for start in starts[1:]:
+            day = start.astimezone(zone).date()
+            if day not in by_day:
+                by_day[day] = _whole_day_slots(request, day)
+            if start.astimezone(UTC).replace(tzinfo=None) not in by_day[day]:
+                break
+        else:
+            expected.append(candidate)
+    assert kept == expected
+
+
+def test_series_filter_checks_an_occurrence_on_the_day_of_a_dst_change():
+    # Berlin springs forward on Sunday 28 March 2027: that day's occurrences are found by the gap
+    # rule, not by the day's midnight plus the wall time, and are checked against its bookings too.
+    zone = "Europe/Berlin"
+    request, candidates = _nine_to_eleven(zone, date(2027, 3, 7), datetime(2027, 3, 28, 9, tzinfo=ZoneInfo(zone)))
+    free = series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 4), 4))
+    assert [local(slot, zone).time() for slot in free] == [time(10)]
+    day_off = DateOverride(date=date(2027, 3, 28), start=time(0), end=time(0))
+    request = SlotRequest(**{**request.__dict__, "overrides": (day_off,), "busy": ()})
+    assert series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 4), 4)) == []
+    assert series_free_starts(request, plan_series(candidates, zone, Recurrence(WEEKLY, 1, 3), 3)) == candidates

@@ -7,6 +7,8 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
@@ -340,6 +342,30 @@ def test_slots_of_a_recurring_event_type_offer_only_starts_whose_series_is_free(
         assert "recurringCount" in response.json()["errors"]
 
 
+def test_series_slots_load_the_schedule_and_bookings_once_as_far_as_the_last_occurrence(
+    api_client, key, event_type, organizer
+):
+    one_off = EventTypeFactory(owner=organizer, length=30)
+    # The tenth Monday, the last occurrence of a series starting on the first.
+    BookingFactory(
+        organizer=organizer, event_type=one_off, start_time=berlin(11, week=9), end_time=berlin(11, 30, week=9)
+    )
+    day = monday_ahead().isoformat()
+
+    def queries_and_times(booked):
+        url = f"/v1/slots?eventTypeId={booked.pk}&startTime={day}&endTime={day}&timeZone=Europe/Berlin"
+        with CaptureQueriesContext(connection) as queries:
+            response = api_client.get(url, **bearer(key))
+        assert response.status_code == 200, response.json()
+        return len(queries), [slot["time"][11:16] for slot in response.json()["slots"].get(day, [])]
+
+    queries_and_times(one_off)  # the first request of a key also records its use
+    plain_queries, plain_times = queries_and_times(one_off)
+    series_queries, series_times = queries_and_times(event_type)
+    assert "11:00" in plain_times and "11:00" not in series_times and "11:30" in series_times
+    assert series_queries == plain_queries
+
+
 def test_recurring_count_on_the_slots_of_a_one_off_event_type_is_a_400(api_client, key, organizer):
     one_off = EventTypeFactory(owner=organizer, length=30)
     day = monday_ahead().isoformat()
@@ -496,3 +522,53 @@ def test_a_series_that_needs_confirmation_is_requested_occurrence_by_occurrence(
         ("BOOKING_REQUESTED", "PENDING"),
     ]
     assert requested[0].payload["recurringEvent"] == {"freq": 2, "count": 2, "interval": 1}
+
+
+@pytest.mark.parametrize(
+    ("confirmed", "status", "trigger"), [(True, "ACCEPTED", "BOOKING_CREATED"), (False, "REJECTED", "BOOKING_REJECTED")]
+)
+def test_deciding_with_the_series_id_decides_every_pending_occurrence(
+    api_client, key, event_type, organizer, confirmed, status, trigger
+):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=3)
+    other_series = book_series(api_client, key, event_type, count=2, hour=14)
+    webhook = WebhookFactory(
+        user=organizer, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.BOOKING_REJECTED]
+    )
+    body = {"confirmed": confirmed, "recurringEventId": series[1].recurring_event_id}
+    response = api_client.post(f"/v1/bookings/{series[1].pk}/confirm", body, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    assert (response.json()["status"], response.json()["booking"]["id"]) == (status, series[1].pk)
+    assert statuses(series) == [status] * 3
+    assert statuses(other_series) == ["PENDING", "PENDING"]
+    decided = WebhookDelivery.objects.filter(webhook=webhook)
+    assert sorted((delivery.trigger_event, delivery.payload["bookingId"]) for delivery in decided) == sorted(
+        (trigger, booking.pk) for booking in series
+    )
+
+
+def test_deciding_with_another_series_id_is_a_400_and_decides_nothing(api_client, key, event_type):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=2)
+    other_series = book_series(api_client, key, event_type, count=2, hour=14)
+    before = WebhookDelivery.objects.count()
+    body = {"confirmed": True, "recurringEventId": other_series[0].recurring_event_id}
+    response = api_client.post(f"/v1/bookings/{series[0].pk}/confirm", body, format="json", **bearer(key))
+    assert response.status_code == 400, response.json()
+    assert list(response.json()["errors"]) == ["recurringEventId"]
+    assert statuses(series) + statuses(other_series) == ["PENDING"] * 4
+    assert WebhookDelivery.objects.count() == before
+
+
+def test_deciding_without_the_series_id_decides_one_occurrence(api_client, key, event_type):
+    event_type.requires_confirmation = True
+    event_type.save()
+    series = book_series(api_client, key, event_type, count=2)
+    response = api_client.post(
+        f"/v1/bookings/{series[0].pk}/confirm", {"confirmed": True}, format="json", **bearer(key)
+    )
+    assert response.status_code == 200, response.json()
+    assert statuses(series) == ["ACCEPTED", "PENDING"]

@@ -38,9 +38,10 @@ from scheduling.services.bookings import (
     booking_create,
     booking_decide,
     booking_edit,
+    booking_request_check,
     booking_reschedule_as_new,
 )
-from scheduling.services.recurring import book_recurring, booking_cancel_series
+from scheduling.services.recurring import book_recurring, booking_cancel_series, booking_decide_series
 
 # What Cal.com v1's answer to POST /bookings said about where the booking came from.
 CREATION_SOURCE = "API_V1"
@@ -160,6 +161,12 @@ class BookingViewSet(
         event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
         if event_type is None:
             raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
+        booking_request_check(
+            actor=self.request.user,
+            event_type=event_type,
+            user_id=data.pop("user_id", None),
+            event_type_slug=data.pop("event_type_slug", None),
+        )
         series = book_recurring(event_type=event_type, data=data, rescheduling=reschedule is not None)
         if series is not None:
             return series
@@ -186,13 +193,21 @@ class BookingViewSet(
     @action(detail=True, methods=["post"], url_path="confirm")
     def confirm(self, request, *args, **kwargs):
         """Cal.com v1's confirmation of a PENDING booking: `{"confirmed": true}` accepts it
-        (BOOKING_CREATED), `false` rejects it (BOOKING_REJECTED). Answers v1's `{message, status}`
-        with the booking."""
+        (BOOKING_CREATED), `false` rejects it (BOOKING_REJECTED); with the booking's
+        `recurringEventId`, every PENDING occurrence of its series alike. Answers v1's
+        `{message, status}` with the booking."""
         instance = self.get_object()
         serializer = BookingConfirmSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         confirmed = serializer.validated_data["confirmed"]
-        booking = self.reload(booking_decide(booking=instance, actor=request.user, confirmed=confirmed))
+        series_id = serializer.validated_data.get("recurring_event_id")
+        if series_id:
+            decided = booking_decide_series(
+                booking=instance, actor=request.user, confirmed=confirmed, recurring_event_id=series_id
+            )
+        else:
+            decided = booking_decide(booking=instance, actor=request.user, confirmed=confirmed)
+        booking = self.reload(decided)
         return Response(
             {
                 "message": "confirmed" if confirmed else "rejected",
