@@ -11,9 +11,7 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import BookingFactory
-from webhooks.models import WebhookDelivery
-from webhooks.signing import new_message_id
-from webhooks.tests.factories import WebhookFactory
+from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -81,15 +79,7 @@ def test_payments_by_cursor_are_the_payments_by_page(api_client, organizer, raw)
 def test_deliveries_by_cursor_are_the_deliveries_by_page_newest_first(api_client, parameter):
     webhook = WebhookFactory()
     raw = ApiKeyFactory(user=webhook.user).raw_key
-    for _ in range(5):
-        WebhookDelivery.objects.create(
-            webhook=webhook,
-            trigger_event="BOOKING_CREATED",
-            payload={},
-            event_created_at=timezone.now(),
-            message_id=new_message_id(),
-            status="succeeded",
-        )
+    WebhookDeliveryFactory.create_batch(5, webhook=webhook)
     url = f"/v1/webhooks/{webhook.pk}/deliveries"
     by_page = walk(api_client, raw, url, "deliveries", {"take": 2}, None)
     assert by_page == sorted(by_page, reverse=True) and len(by_page) == 5
