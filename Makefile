@@ -139,7 +139,7 @@ bench-admin: venv-dev ## The back office's pages, empty vs production-sized data
 # What the API's hot requests cost as the data grows (docs/benchmarks.md, "Cost versus data size"):
 # (re)creates `<name>_3` and `<name>_5` of BENCH_SCALE_DATABASE_URL (default
 # postgres://postgres@127.0.0.1:5432/sched_bench_scale; its name must contain "bench"), seeds 10^3 and
-# 10^5 bookings with generate_series (and 10^7 with BENCH_SCALE_MAX=7: tens of minutes and ~15 GB),
+# 10^5 bookings with generate_series (and 10^7 with BENCH_SCALE_MAX=7: ~45 million rows to seed),
 # prints the table. A few minutes on 2 cores; needs PostgreSQL and Redis.
 BENCH_SCALE_MAX ?= 5
 bench-scale: venv-dev ## Lists, slots, POST /bookings, sweeper and purge at 10^3 and 10^5 bookings (10^7: BENCH_SCALE_MAX=7)
