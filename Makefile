@@ -143,7 +143,7 @@ bench-admin: venv-dev ## The back office's pages, empty vs production-sized data
 # prints the table. A few minutes on 2 cores; needs PostgreSQL and Redis.
 BENCH_SCALE_MAX ?= 5
 bench-scale: venv-dev ## Lists, slots, POST /bookings, sweeper and purge at 10^3 and 10^5 bookings (10^7: BENCH_SCALE_MAX=7)
-	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.scale --max $(BENCH_SCALE_MAX)
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.scale --max $(BENCH_SCALE_MAX) --chart docs/benchmarks-scale.png
 
 .PHONY: fuzz
 # The schemathesis test of `make test` with more generated requests per operation and mode

@@ -19,7 +19,9 @@ same data.
 
 BENCH_SCALE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_scale) names the
 databases; the name must contain "bench" (they are dropped and re-created unless `--reuse`).
-REDIS_URL as for the tests. Prints a Markdown table; docs/benchmarks.md records one.
+REDIS_URL as for the tests. Prints a Markdown table (docs/benchmarks.md records them) and, with
+`--chart PATH`, draws the curve (milliseconds against bookings, both logarithmic) if matplotlib is
+installed (`make bench` installs it).
 """
 
 import argparse
@@ -176,6 +178,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=int(os.environ.get("BENCH_SCALE_MAX", "5")), choices=(3, 5, 7))
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chart", help="draw the curve into this PNG file")
     arguments = parser.parse_args()
     base = connection.settings_dict["NAME"]
     if "bench" not in base:
@@ -199,6 +202,36 @@ def main() -> None:
             cells.append(f"{milliseconds:.1f}" + (f" ({note})" if note else ""))
         ratio = results[exponents[-1]][line][0] / results[smallest][line][0]
         print(f"| {line} | {' | '.join(cells)} | {ratio:.1f} |", flush=True)
+    if arguments.chart:
+        chart(results, arguments.chart)
+
+
+def chart(results: dict, path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart", file=sys.stderr)
+        return
+    exponents = sorted(results)
+    sizes = [10**exponent for exponent in exponents]
+    figure, axes = plt.subplots(figsize=(10, 6))
+    axes.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+    for line in results[exponents[0]]:
+        style = "--" if "page=" in line else "-"
+        axes.plot(sizes, [results[exponent][line][0] for exponent in exponents], style, marker="o", label=line)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xticks(sizes, [f"10^{exponent}" for exponent in exponents])
+    axes.set_xlabel("bookings in the database (deliveries and payments in proportion)")
+    axes.set_ylabel("ms, median (in-process)")
+    axes.set_title("Cost of each hot request as the data grows (dashed: deep page by page=)")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
 
 
 if __name__ == "__main__":
