@@ -135,6 +135,16 @@ BENCH_ADMIN_SCALE ?= 1
 bench-admin: venv-dev ## The back office's pages, empty vs production-sized database (minutes)
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.admin --scale $(BENCH_ADMIN_SCALE)
 
+.PHONY: bench-scale
+# What the API's hot requests cost as the data grows (docs/benchmarks.md, "Cost versus data size"):
+# (re)creates `<name>_3` and `<name>_5` of BENCH_SCALE_DATABASE_URL (default
+# postgres://postgres@127.0.0.1:5432/sched_bench_scale; its name must contain "bench"), seeds 10^3 and
+# 10^5 bookings with generate_series (and 10^7 with BENCH_SCALE_MAX=7: ~45 million rows to seed),
+# prints the table. A few minutes on 2 cores; needs PostgreSQL and Redis.
+BENCH_SCALE_MAX ?= 5
+bench-scale: venv-dev ## Lists, slots, POST /bookings, sweeper and purge at 10^3 and 10^5 bookings (10^7: BENCH_SCALE_MAX=7)
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.scale --max $(BENCH_SCALE_MAX) --chart docs/benchmarks-scale.png
+
 .PHONY: fuzz
 # The schemathesis test of `make test` with more generated requests per operation and mode
 # (FUZZ_EXAMPLES, default here 100; `make test` uses 6). Needs PostgreSQL and Redis like `make test`.

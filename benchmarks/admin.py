@@ -19,10 +19,8 @@ large database; its name must contain "bench" (both databases are dropped and re
 
 import argparse
 import os
-import statistics
 import sys
 import time
-from urllib.parse import urlsplit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 DATABASE_URL = os.environ.get("BENCH_ADMIN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sched_bench_admin")
@@ -32,7 +30,6 @@ import django  # noqa: E402
 
 django.setup()
 
-import psycopg  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -40,6 +37,7 @@ from django.test.utils import CaptureQueriesContext, setup_test_environment  # n
 
 from accounts.models import Membership, User  # noqa: E402
 from benchmarks.admin_seed import seed, sizes_at  # noqa: E402
+from benchmarks.databases import exists, recreate, timed, use_database  # noqa: E402
 from payments.models import Payment  # noqa: E402
 
 AUTOCOMPLETE = "/admin/autocomplete/"
@@ -83,25 +81,6 @@ def pages(payment, membership) -> list[tuple[str, str]]:
     return pages
 
 
-def use_database(name: str) -> None:
-    connection.close()
-    connection.settings_dict["NAME"] = name
-
-
-def recreate(names: list[str]) -> None:
-    parts = urlsplit(DATABASE_URL)
-    maintenance = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(maintenance, autocommit=True) as admin:
-        for name in names:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            admin.execute(f'CREATE DATABASE "{name}"')
-
-
-def exists(name: str) -> bool:
-    with psycopg.connect(urlsplit(DATABASE_URL)._replace(path="/postgres").geturl()) as admin:
-        return admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
-
-
 def operator_client() -> Client:
     operator, _ = User.objects.get_or_create(
         username="bench-operator",
@@ -110,17 +89,6 @@ def operator_client() -> Client:
     client = Client()
     client.force_login(operator)
     return client
-
-
-def timed(client: Client, path: str, runs: int) -> tuple[float, int, int]:
-    """Median milliseconds of `runs` requests after one warm-up, the status and the body's size."""
-    response = client.get(path)
-    durations = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        response = client.get(path)
-        durations.append((time.perf_counter() - started) * 1000)
-    return statistics.median(durations), response.status_code, len(response.content)
 
 
 def main() -> None:
@@ -135,9 +103,11 @@ def main() -> None:
     if "bench" not in large:
         sys.exit(f"The database name must contain 'bench' (it is dropped and re-created): {large}")
     setup_test_environment()
-    missing = [large, small, empty] if not arguments.reuse else [name for name in (small,) if not exists(name)]
+    missing = (
+        [large, small, empty] if not arguments.reuse else [name for name in (small,) if not exists(DATABASE_URL, name)]
+    )
     if missing:
-        recreate(missing)
+        recreate(DATABASE_URL, missing)
         for name in missing:
             use_database(name)
             call_command("migrate", verbosity=0)

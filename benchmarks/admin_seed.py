@@ -48,7 +48,7 @@ def sizes_at(scale: float) -> dict[str, int]:
     return sizes
 
 
-def _clone(cursor, model, template_pk, count: int, overrides: dict[str, str], ids: dict[str, str] | None = None):
+def clone_rows(cursor, model, template_pk, count: int, overrides: dict[str, str], ids: dict[str, str] | None = None):
     """Insert `count` copies of row `template_pk` of `model`; `overrides` maps a column to an SQL
     expression of the series number `g` (1..count). `ids` names arrays of existing ids the
     expressions may index (`users[1 + g % array_length(users, 1)]`), as `name: "SELECT ..."`."""
@@ -68,7 +68,7 @@ def _clone(cursor, model, template_pk, count: int, overrides: dict[str, str], id
     )
 
 
-def seed(sizes: dict[str, int]) -> dict[str, int]:
+def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> dict[str, int]:
     """Adds `sizes` rows (see `SIZES`, `sizes_at`) plus one template row per model to the database."""
     now = timezone.now().replace(microsecond=0)
     user = User.objects.create(username="seed-0", email="seed-0@example.org", name="Seed Person 0", password="!")
@@ -108,7 +108,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
 
     users = {"users": f"SELECT id FROM accounts_user WHERE id > {user.pk}"}
     with connection.cursor() as cursor:
-        _clone(
+        clone_rows(
             cursor,
             User,
             user.pk,
@@ -119,27 +119,27 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
                 "name": "'Person ' || g || ' ' || substr(md5(g::text), 1, 6)",
             },
         )
-        _clone(
+        clone_rows(
             cursor,
             Team,
             team.pk,
             sizes["teams"],
             {"name": "'Team ' || g || ' ' || md5('t' || g)", "slug": "'team-' || g"},
         )
-        # Member k of team t is user (t * 10 + k) mod users: distinct within a team.
-        _clone(
+        # Member k of team t is user (t * members_per_team + k) mod users: distinct within a team.
+        clone_rows(
             cursor,
             Membership,
             membership.pk,
             sizes["memberships"],
             {
-                "team_id": f"teams[1 + (g - 1) / {MEMBERS_PER_TEAM}]",
+                "team_id": f"teams[1 + (g - 1) / {members_per_team}]",
                 "user_id": "users[1 + (g - 1) % array_length(users, 1)]",
-                "role": f"CASE WHEN (g - 1) % {MEMBERS_PER_TEAM} = 0 THEN 'OWNER' ELSE 'MEMBER' END",
+                "role": f"CASE WHEN (g - 1) % {members_per_team} = 0 THEN 'OWNER' ELSE 'MEMBER' END",
             },
             {**users, "teams": f"SELECT id FROM accounts_team WHERE id > {team.pk}"},
         )
-        _clone(
+        clone_rows(
             cursor,
             Booking,
             booking.pk,
@@ -155,7 +155,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
             users,
         )
         bookings = {"bookings": f"SELECT id FROM scheduling_booking WHERE id > {booking.pk}"}
-        _clone(
+        clone_rows(
             cursor,
             Attendee,
             attendee.pk,
@@ -169,7 +169,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
         )
         # success: 9 in 10; refunded: 1 in 50 (all of them successful, as the constraint requires).
         currencies = "ARRAY[" + ", ".join(f"'{code}'" for code in CURRENCIES) + "]"
-        _clone(
+        clone_rows(
             cursor,
             Payment,
             payment.pk,
@@ -188,7 +188,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
             },
             bookings,
         )
-        _clone(
+        clone_rows(
             cursor,
             Webhook,
             webhook.pk,
@@ -201,7 +201,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
             },
             users,
         )
-        _clone(
+        clone_rows(
             cursor,
             WebhookDelivery,
             delivery.pk,
@@ -216,7 +216,7 @@ def seed(sizes: dict[str, int]) -> dict[str, int]:
             },
             {"webhooks": f"SELECT id FROM webhooks_webhook WHERE id <> '{webhook.pk}'"},
         )
-        _clone(
+        clone_rows(
             cursor,
             Application,
             client.pk,

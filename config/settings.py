@@ -330,7 +330,9 @@ WEBHOOKS = {
     # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
     # the sweeper.
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
-    # After an outage (docs/webhooks.md, "After an outage: recover or pull").
+    # After an outage (docs/webhooks.md, "After an outage: recover or pull"). Also the retention of
+    # the delivery log: beat deletes finished deliveries older than the longer of the two
+    # retentions (webhooks.retention), PURGE_BATCH_SIZE per transaction.
     "DELIVERY_RETENTION_SECONDS": env.int(
         "WEBHOOK_DELIVERY_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
     ),
@@ -339,6 +341,8 @@ WEBHOOKS = {
     "EVENTS_RETENTION_SECONDS": env.int(
         "WEBHOOK_EVENTS_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())
     ),
+    "PURGE_BATCH_SIZE": env.int("WEBHOOK_PURGE_BATCH_SIZE", default=1000),
+    "PURGE_INTERVAL_SECONDS": env.int("WEBHOOK_PURGE_INTERVAL_SECONDS", default=600),
 }
 
 # --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------
@@ -353,12 +357,18 @@ IDEMPOTENCY = {
 }
 
 # Celery beat: the webhook sweeper re-enqueues due deliveries whose lease expired and fires due
-# MEETING_STARTED / MEETING_ENDED triggers. Run exactly one beat (`celery -A config beat`).
+# MEETING_STARTED / MEETING_ENDED triggers; the purges delete finished deliveries and stored
+# Idempotency-Key answers past their retention. Run exactly one beat (`celery -A config beat`).
 CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {
         "task": "webhooks.sweep",
         "schedule": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(WEBHOOKS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
+    "webhooks-purge": {
+        "task": "webhooks.purge_deliveries",
+        "schedule": float(WEBHOOKS["PURGE_INTERVAL_SECONDS"]),
+        "options": {"expires": float(WEBHOOKS["PURGE_INTERVAL_SECONDS"])},
     },
     "idempotency-purge": {
         "task": "core.purge_idempotency_records",

@@ -37,6 +37,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from rest_framework import status
 
+from core.batches import delete_in_batches
 from core.exceptions import ApplicationError, Conflict
 
 HEADER = "Idempotency-Key"
@@ -254,23 +255,12 @@ class IdempotentWritesMixin:
 
 
 def purge_expired(*, now=None, batch_size: int | None = None) -> int:
-    """Delete expired records in batches (each its own short transaction, `SKIP LOCKED` so that it
-    never waits on a request); returns how many went."""
-    now = now or timezone.now()
-    batch_size = batch_size or idempotency_setting("PURGE_BATCH_SIZE")
-    total = 0
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                """
-                DELETE FROM core_idempotencyrecord WHERE id IN (
-                    SELECT id FROM core_idempotencyrecord WHERE expires_at <= %s
-                    ORDER BY expires_at LIMIT %s FOR UPDATE SKIP LOCKED
-                )
-                """,
-                [now, batch_size],
-            )
-            deleted = cursor.rowcount
-        total += deleted
-        if deleted < batch_size:
-            return total
+    """Delete expired records in batches (`core.batches`: short transactions that never wait on a
+    request); returns how many went."""
+    return delete_in_batches(
+        table="core_idempotencyrecord",
+        where="expires_at <= %s",
+        params=[now or timezone.now()],
+        order_by="expires_at",
+        batch_size=batch_size or idempotency_setting("PURGE_BATCH_SIZE"),
+    )

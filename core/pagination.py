@@ -3,25 +3,44 @@
 `?take=` (page size, default 100, max 500) and `?page=` (1-based, max 10000), as API_LIMITS sets
 them. A bad value (core.query: ASCII digits, given once, in range) is a 400 `validation_error`
 naming the parameter, never a silently clamped page. The list key is the view's
-`envelope_plural`; `pagination` is `{page, take, total, hasNextPage}`, and a `Link` header carries
-`rel="next"` / `rel="prev"`.
+`envelope_plural`; `pagination` is `{page, take, total, hasNextPage, nextCursor}`, and a `Link`
+header carries `rel="next"` / `rel="prev"`.
+
+`?after=<nextCursor>` (core.keyset) is the other way to the next page: the rows after the last one
+of the previous page, found through the list's order and its index rather than by skipping
+`(page - 1) * take` rows, so a deep page costs what the first costs. With `after`, `page` is not
+given and is null in the answer, and `Link` has only `rel="next"` (with `after`).
 """
 
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from core import keyset
 from core.limits import limit
-from core.query import query_int
+from core.query import query_int, single
 
 PAGINATION_SCHEMA = {
     "type": "object",
-    "required": ["page", "take", "total", "hasNextPage"],
+    "required": ["page", "take", "total", "hasNextPage", "nextCursor"],
     "properties": {
-        "page": {"type": "integer"},
+        "page": {
+            "type": "integer",
+            "nullable": True,
+            "description": "The page read; null for a page read with `after`.",
+        },
         "take": {"type": "integer"},
         "total": {"type": "integer"},
         "hasNextPage": {"type": "boolean"},
+        "nextCursor": {
+            "type": "string",
+            "nullable": True,
+            "description": (
+                "Pass as `after` for the next page (at the cost of the first, however deep); null on the last page "
+                "and for an order that cannot be followed by cursor."
+            ),
+        },
     },
 }
 
@@ -31,6 +50,9 @@ class PagePagination(BasePagination):
 
     page_query_param = "page"
     take_query_param = "take"
+
+    # The parameters that take a cursor: a list may accept an older name beside `after`.
+    after_query_params: tuple[str, ...] = ("after",)
 
     def paginate_queryset(self, queryset, request, view=None):
         self.request = request
@@ -42,19 +64,59 @@ class PagePagination(BasePagination):
             minimum=1,
             maximum=limit("PAGE_SIZE_MAX"),
         )
+        self.queryset = queryset
+        self.columns = keyset.keyset_columns(queryset)
+        after_parameter, cursor = self.read_cursor(request)
+        if cursor is not None:
+            values = keyset.decode(cursor, parameter=after_parameter, list_name=self.list_name(), columns=self.columns)
+            self.page = None
+            self.total = queryset.count()
+            rows = list(keyset.after(queryset, self.columns, values)[: self.take + 1])
+            self.more = len(rows) > self.take
+            self.rows = rows[: self.take]
+            return self.rows
         self.page = query_int(request, self.page_query_param, default=1, minimum=1, maximum=limit("PAGE_MAX"))
         self.total = queryset.count()
         offset = (self.page - 1) * self.take
-        return list(queryset[offset : offset + self.take]) if offset < self.total else []
+        self.rows = list(queryset[offset : offset + self.take]) if offset < self.total else []
+        self.more = self.page * self.take < self.total
+        return self.rows
+
+    def read_cursor(self, request) -> tuple[str, str | None]:
+        """The cursor parameter given (its name and value), refusing two of them or one with `page`."""
+        given = [(name, single(request, name)) for name in self.after_query_params]
+        given = [(name, value) for name, value in given if value is not None]
+        if not given:
+            return self.after_query_params[0], None
+        if len(given) > 1:
+            raise ValidationError({given[1][0]: [f"Give one of {', '.join(self.after_query_params)}."]})
+        name, value = given[0]
+        if self.page_query_param in request.query_params:
+            raise ValidationError({name: [f"Give {name} or {self.page_query_param}, not both."]})
+        return name, value
+
+    def list_name(self) -> str:
+        """What a cursor is bound to: the list (its envelope) it was given out by."""
+        return getattr(self.view, "envelope_plural", "") or self.queryset.model._meta.label
 
     @property
     def has_next_page(self) -> bool:
-        return self.page * self.take < self.total
+        return self.more
 
-    def get_links(self) -> list[str]:
+    def next_cursor(self) -> str | None:
+        if not self.more or not self.rows or self.columns is None:
+            return None
+        values = keyset.row_values(self.rows[-1], self.columns, self.queryset)
+        return keyset.encode(self.list_name(), self.columns, values)
+
+    def get_links(self, next_cursor: str | None) -> list[str]:
         url = self.request.build_absolute_uri()
         url = replace_query_param(url, self.take_query_param, self.take)
         links = []
+        if self.page is None:
+            if next_cursor is not None:
+                links.append(f'<{replace_query_param(url, self.after_parameter(), next_cursor)}>; rel="next"')
+            return links
         if self.has_next_page:
             links.append(f'<{replace_query_param(url, self.page_query_param, self.page + 1)}>; rel="next"')
         if self.page > 1:
@@ -69,7 +131,12 @@ class PagePagination(BasePagination):
             links.append(f'<{previous_url}>; rel="prev"')
         return links
 
+    def after_parameter(self) -> str:
+        """The cursor parameter of this request (as the client named it), for its next link."""
+        return next((name for name in self.after_query_params if name in self.request.query_params), "after")
+
     def get_paginated_response(self, data):
+        next_cursor = self.next_cursor()
         body = {
             self.view.envelope_plural: data,
             "pagination": {
@@ -77,10 +144,11 @@ class PagePagination(BasePagination):
                 "take": self.take,
                 "total": self.total,
                 "hasNextPage": self.has_next_page,
+                "nextCursor": next_cursor,
             },
         }
         headers = {}
-        links = self.get_links()
+        links = self.get_links(next_cursor)
         if links:
             headers["Link"] = ", ".join(links)
         return Response(body, headers=headers)
@@ -91,9 +159,27 @@ class PagePagination(BasePagination):
                 "name": self.page_query_param,
                 "in": "query",
                 "required": False,
-                "description": f"Page number, 1-based, at most {limit('PAGE_MAX')}.",
+                "description": (
+                    f"Page number, 1-based, at most {limit('PAGE_MAX')}. PostgreSQL reads and skips every row of "
+                    "the pages before it, so a deep page costs in proportion to its depth; `after` does not."
+                ),
                 "schema": {"type": "integer", "minimum": 1, "maximum": limit("PAGE_MAX"), "default": 1},
             },
+            *(
+                {
+                    "name": name,
+                    "in": "query",
+                    "required": False,
+                    "description": (
+                        "`pagination.nextCursor` of the previous page: the page after its last row, at the cost of "
+                        "the first page however deep, and without shifting while rows are added. Not with `page`."
+                        if name == self.after_query_params[0]
+                        else f"The older name of `{self.after_query_params[0]}`; the same cursor."
+                    ),
+                    "schema": {"type": "string"},
+                }
+                for name in self.after_query_params
+            ),
             {
                 "name": self.take_query_param,
                 "in": "query",

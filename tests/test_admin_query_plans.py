@@ -8,15 +8,13 @@ membership, and the autocomplete behind the filters are requested as staff; ever
 with the query and its plan.
 """
 
-import json
-
 import pytest
-from django.db import connection
 from django.urls import reverse
 from oauth2_provider.models import AccessToken
 
 from accounts.models import Membership, Team, User
 from benchmarks.admin_seed import seed
+from core.tests.query_plans import outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
 from payments.models import Payment
 from scheduling.models import Attendee, Booking
 
@@ -47,44 +45,6 @@ LARGE_TABLES = {
     "oauth2_provider_accesstoken",
     "oauth2_provider_refreshtoken",
 }
-
-
-def sequential_scans(node: dict) -> list[str]:
-    """Each sequential scan of a large table in the plan, with its filter."""
-    found = []
-    if node.get("Node Type") == "Seq Scan" and node["Relation Name"] in LARGE_TABLES:
-        found.append(f"{node['Relation Name']} (filter: {node.get('Filter', 'none')}, rows {node['Plan Rows']})")
-    for child in node.get("Plans", []):
-        found += sequential_scans(child)
-    return found
-
-
-def outline(node: dict, depth: int = 0) -> str:
-    """The plan as one line per node: type, relation, index."""
-    line = "  " * depth + " ".join(
-        str(part) for part in (node["Node Type"], node.get("Relation Name", ""), node.get("Index Name", "")) if part
-    )
-    return "\n".join([line, *(outline(child, depth + 1) for child in node.get("Plans", []))])
-
-
-def queries_of(client, url: str) -> list[tuple[str, tuple]]:
-    captured = []
-
-    def capture(execute, sql, params, many, context):
-        captured.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(capture):
-        response = client.get(url)
-    assert response.status_code == 200, f"{url} answered {response.status_code}"
-    return [(sql, params) for sql, params in captured if sql.lstrip().upper().startswith(("SELECT", "WITH"))]
-
-
-def plan_of(sql: str, params) -> dict:
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
-        plan = cursor.fetchone()[0]
-    return (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
 
 
 def admin_url(name: str, query: str = "", *args) -> str:
@@ -185,18 +145,14 @@ def pages_to_check() -> list[str]:
 
 def test_no_list_search_filter_or_page_of_the_back_office_scans_a_large_table(operator_client):
     seed(SIZES)
-    with connection.cursor() as cursor:
-        # Index pages cost what they cost on SSD storage (PostgreSQL's advice for it; the default of 4
-        # is for spinning disks). It moves the table size from which the planner prefers an index
-        # down to what seeds in seconds; a query that no index can serve is a scan at any setting.
-        cursor.execute("SET random_page_cost = 1.1")
+    prefer_ssd_costs()
     scans = []
     checked = 0
     for url in pages_to_check():
         for sql, params in queries_of(operator_client, url):
             plan = plan_of(sql, params)
             checked += 1
-            if tables := sequential_scans(plan):
+            if tables := sequential_scans(plan, LARGE_TABLES):
                 scans.append(f"{url}\n{'; '.join(tables)}\n{sql}\n{outline(plan)}")
     assert checked > 100
     assert not scans, "\n\n".join(scans)

@@ -232,7 +232,13 @@ def test_page_and_take_at_their_limits_answer(client, headers):
     response = client.get("/v1/schedules?take=500&page=10000", **headers)
 
     assert response.status_code == 200
-    assert response.json()["pagination"] == {"page": 10000, "take": 500, "total": 0, "hasNextPage": False}
+    assert response.json()["pagination"] == {
+        "page": 10000,
+        "take": 500,
+        "total": 0,
+        "hasNextPage": False,
+        "nextCursor": None,
+    }
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,13 @@ DEFAULTS = {
     # A kept-alive connection to a subscriber is reused only if it was used this recently (below
     # the idle timeout of common servers), so a receiver closing it cannot race the next request.
     "KEEPALIVE_IDLE_SECONDS": 2.0,
-    # How far back `POST /webhooks/{id}/recover` and the delivery log's `since` may reach.
+    # How far back `POST /webhooks/{id}/recover` and the delivery log's `since` may reach, and how
+    # long finished deliveries are kept (webhooks.retention).
     "DELIVERY_RETENTION_SECONDS": int(timedelta(days=30).total_seconds()),
+    # The purge (webhooks.retention, run by beat) deletes finished deliveries older than the longer
+    # of DELIVERY_RETENTION_SECONDS and EVENTS_RETENTION_SECONDS, this many per transaction.
+    "PURGE_BATCH_SIZE": 1000,
+    "PURGE_INTERVAL_SECONDS": 600,
     # One recover call per webhook in this many seconds (429 with Retry-After otherwise).
     "RECOVER_MIN_INTERVAL_SECONDS": 10,
     # At most this many deliveries queued again by one recover call; the answer says how many remain.

@@ -1,4 +1,4 @@
-"""Opaque cursors of the delivery log and the event feed: base64url text a client passes back
+"""Opaque cursors of the event feed: base64url text a client passes back
 as is. A cursor that does not decode is a 400 naming the parameter."""
 
 import base64
@@ -26,14 +26,6 @@ def _decode(value: str, prefix: str, count: int, name: str) -> list[int]:
             {name: ["Not a cursor this API gave out; pass nextCursor exactly as received."]}
         ) from None
     return numbers
-
-
-def encode_delivery_cursor(delivery_id: int) -> str:
-    return _encode("d", delivery_id)
-
-
-def decode_delivery_cursor(value: str) -> int:
-    return _decode(value, "d", 1, "cursor")[0]
 
 
 def encode_event_cursor(transaction_id: int, row_id: int) -> str:

@@ -203,6 +203,12 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["webhook", "id"], name="delivery_webhook_id"),
             models.Index(fields=["status", "id"], name="delivery_status_id"),
             models.Index(fields=["created_at"], name="delivery_created_at"),
+            # The retention purge (webhooks.retention): finished deliveries, oldest event first.
+            models.Index(
+                fields=["event_created_at"],
+                condition=Q(status__in=["succeeded", "failed", "cancelled"]),
+                name="delivery_finished_event_time",
+            ),
         ]
 
     def __str__(self):

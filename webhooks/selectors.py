@@ -41,12 +41,11 @@ def delivery_list(
     status: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
-    before_id: int | None = None,
 ) -> QuerySet[WebhookDelivery]:
     """Newest first: a delivery log is read from the top. With each delivery's attempts in the
     order they were made, for the single-delivery answers (a list's rows do not read them).
-    `since`/`until` bound the event's time (`createdAt`, until excluded); `before_id` is the
-    cursor: only deliveries older than that one, so that pages do not shift as new ones arrive."""
+    `since`/`until` bound the event's time (`createdAt`, until excluded); a keyset page
+    (`?after=`, core.keyset) follows the order by id, so pages do not shift as new ones arrive."""
     queryset = (
         WebhookDelivery.objects.filter(webhook=webhook)
         .prefetch_related(Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("attempt_number")))
@@ -58,8 +57,6 @@ def delivery_list(
         queryset = queryset.filter(event_created_at__gte=since)
     if until is not None:
         queryset = queryset.filter(event_created_at__lt=until)
-    if before_id is not None:
-        queryset = queryset.filter(id__lt=before_id)
     return queryset
 
 

@@ -24,6 +24,7 @@ from django.db import close_old_connections
 from webhooks import sending
 from webhooks.conf import webhook_setting
 from webhooks.delivery import StartedAttempt, finish_attempt, release_slot, start_attempt, sweep
+from webhooks.retention import purge_old_deliveries
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +121,12 @@ def deliver_webhook(delivery_id: int) -> None:
 def sweep_webhook_deliveries() -> None:
     close_old_connections()
     sweep()
+
+
+@shared_task(name="webhooks.purge_deliveries", ignore_result=True)
+def purge_deliveries() -> int:
+    """Delete finished deliveries past the retention, in batches (webhooks.retention)."""
+    return purge_old_deliveries()
 
 
 def _drain(**kwargs) -> None:

@@ -7,8 +7,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.exceptions import NotFound
-from core.pagination import PAGINATION_SCHEMA, PagePagination
-from core.query import Choice, Instant, QueryParameters, Text
+from core.pagination import PagePagination
+from core.query import Choice, Instant, QueryParameters
 from core.scopes import READ_WEBHOOK, WRITE_WEBHOOK
 from core.viewsets import (
     CrudResourceViewSet,
@@ -16,7 +16,6 @@ from core.viewsets import (
     ResourceViewSet,
     RetrieveResourceMixin,
 )
-from webhooks.cursors import decode_delivery_cursor, encode_delivery_cursor
 from webhooks.models import DeliveryStatus
 from webhooks.recovery import check_recover_rate
 from webhooks.selectors import delivery_list, webhook_get, webhook_list
@@ -141,39 +140,13 @@ class DeliveryFilters(QueryParameters):
     status = Choice(DeliveryStatus.values, description="Only deliveries in this status.")
     since = Instant(description="Only events at or after this time (RFC 3339; a date is its start in UTC).")
     until = Instant(description="Only events before this time (RFC 3339).")
-    cursor = Text(
-        description=(
-            "`pagination.nextCursor` of the previous page: the deliveries older than its last one. Unlike `page`, "
-            "it does not shift while new deliveries arrive."
-        )
-    )
 
 
 class DeliveryPagination(PagePagination):
-    """Pages, plus `nextCursor`: the stable way to walk the log while it grows at the top."""
+    """Pages, or `after` (core.keyset): the stable way to walk the log while it grows at the top.
+    `cursor` is the name this list gave the same parameter first."""
 
-    schema = {
-        **PAGINATION_SCHEMA,
-        "required": [*PAGINATION_SCHEMA["required"], "nextCursor"],
-        "properties": {
-            **PAGINATION_SCHEMA["properties"],
-            "nextCursor": {
-                "type": "string",
-                "nullable": True,
-                "description": "Pass as `cursor` for the next (older) page; null on the last page.",
-            },
-        },
-    }
-
-    def paginate_queryset(self, queryset, request, view=None):
-        self.rows = super().paginate_queryset(queryset, request, view)
-        return self.rows
-
-    def get_paginated_response(self, data):
-        response = super().get_paginated_response(data)
-        last = self.rows[-1] if self.rows and self.has_next_page else None
-        response.data["pagination"]["nextCursor"] = encode_delivery_cursor(last.id) if last is not None else None
-        return response
+    after_query_params = ("after", "cursor")
 
 
 class WebhookDeliveryViewSet(ListResourceMixin, RetrieveResourceMixin, ResourceViewSet):
@@ -200,11 +173,6 @@ class WebhookDeliveryViewSet(ListResourceMixin, RetrieveResourceMixin, ResourceV
 
     def selector_arguments(self) -> dict:
         return {"webhook": self.get_webhook()}  # the webhook's visibility is the caller's
-
-    def list_arguments(self) -> dict:
-        filters = self.list_filters.parse(self.request)
-        cursor = filters.pop("cursor")
-        return {**filters, "before_id": decode_delivery_cursor(cursor) if cursor is not None else None}
 
     def get_output_serializer_class(self):
         return DeliveryDetailSerializer

@@ -7,6 +7,7 @@ on its own, apart from any real resource's rules.
 
 import time
 from types import SimpleNamespace
+from urllib.parse import urlencode
 
 import pytest
 from django.core.cache import cache
@@ -44,7 +45,8 @@ class ThingViewSet(CrudResourceViewSet):
 
     def get_queryset(self):
         self.requested_user_ids()
-        return Team.objects.all()
+        order = {"name": ("-name", "-id"), "slug": ("slug",)}.get(self.request.query_params.get("orderBy"), ())
+        return Team.objects.order_by(*order)
 
     def perform_create(self, data):
         return Team.objects.create(**data)
@@ -77,10 +79,114 @@ def test_list_envelope_pagination_and_link_header(api_client, key):
     body = response.json()
     assert [thing["id"] for thing in body["things"]] == sorted(thing["id"] for thing in body["things"])
     assert len(body["things"]) == 2
-    assert body["pagination"] == {"page": 2, "take": 2, "total": 5, "hasNextPage": True}
+    assert body["pagination"] == {
+        "page": 2,
+        "take": 2,
+        "total": 5,
+        "hasNextPage": True,
+        "nextCursor": body["pagination"]["nextCursor"],
+    }
+    assert body["pagination"]["nextCursor"]
     assert "page=3" in response["Link"] and 'rel="next"' in response["Link"]
     assert 'rel="prev"' in response["Link"]
     assert response["RateLimit-Limit"] == "600"
+
+
+def walk(api_client, key, query: str) -> tuple[list[int], list[dict], list[str]]:
+    """Every page of /v1/things from the first by `after`: the ids, the paginations, the links."""
+    response = api_client.get(f"/v1/things?{query}", **auth(key.raw_key))
+    ids, paginations, links = [], [], []
+    while True:
+        assert response.status_code == 200, response.content
+        body = response.json()
+        ids += [thing["id"] for thing in body["things"]]
+        paginations.append(body["pagination"])
+        links.append(response.get("Link", ""))
+        cursor = body["pagination"]["nextCursor"]
+        if cursor is None:
+            return ids, paginations, links
+        response = api_client.get(f"/v1/things?{query}&{urlencode({'after': cursor})}", **auth(key.raw_key))
+
+
+def test_after_walks_every_row_once_in_order_with_next_links(api_client, key):
+    teams = TeamFactory.create_batch(5)
+    ids, paginations, links = walk(api_client, key, "take=2")
+    assert ids == sorted(team.pk for team in teams)
+    assert [pagination["page"] for pagination in paginations] == [1, None, None]
+    assert [pagination["hasNextPage"] for pagination in paginations] == [True, True, False]
+    assert {pagination["total"] for pagination in paginations} == {5}
+    assert 'rel="next"' in links[1] and "after=" in links[1] and "page=" not in links[1]
+    assert 'rel="prev"' not in links[1]
+    assert links[2] == ""
+
+
+def test_after_follows_an_order_of_several_columns_with_ties(api_client, key):
+    teams = [TeamFactory(name=name) for name in ["b", "a", "b", "c", "b", "a"]]
+    ids, _, _ = walk(api_client, key, "take=2&orderBy=name")
+    assert ids == [team.pk for team in sorted(teams, key=lambda team: (team.name, team.pk), reverse=True)]
+
+
+def test_a_cursor_page_costs_the_queries_of_the_first_page(api_client, key, django_assert_num_queries):
+    TeamFactory.create_batch(6)
+    first = api_client.get("/v1/things?take=2", **auth(key.raw_key)).json()
+    with django_assert_num_queries(count_queries(api_client, key, "/v1/things?take=2")):
+        api_client.get("/v1/things", {"take": 2, "after": first["pagination"]["nextCursor"]}, **auth(key.raw_key))
+
+
+def count_queries(api_client, key, url: str) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        api_client.get(url, **auth(key.raw_key))
+    return len(captured)
+
+
+def tampered(cursor: str) -> str:
+    payload, signature = cursor.rsplit(":", 1)
+    return f"{payload[:-1]}{'A' if payload[-1] != 'A' else 'B'}:{signature}"
+
+
+@pytest.mark.parametrize(
+    "make_query",
+    [
+        lambda cursor: {"after": tampered(cursor)},
+        lambda cursor: {"after": "garbage"},
+        lambda cursor: {"after": ""},
+        lambda cursor: {"after": cursor, "page": "2"},
+        lambda cursor: {"after": [cursor, cursor]},
+        lambda cursor: {"after": cursor, "orderBy": "name"},  # given out for another order
+        lambda cursor: {"after": cursor, "orderBy": "slug"},  # an order a cursor cannot follow
+    ],
+)
+def test_a_bad_cursor_is_a_400_naming_after_and_changes_nothing(api_client, key, make_query):
+    TeamFactory.create_batch(3)
+    before = list(Team.objects.order_by("id").values())
+    cursor = api_client.get("/v1/things?take=1", **auth(key.raw_key)).json()["pagination"]["nextCursor"]
+    response = api_client.get("/v1/things", {"take": 1, **make_query(cursor)}, **auth(key.raw_key))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "validation_error"
+    assert "after" in response.json()["errors"]
+    assert list(Team.objects.order_by("id").values()) == before
+
+
+def test_a_cursor_of_another_list_is_refused(api_client, key):
+    from core import keyset
+
+    TeamFactory.create_batch(2)
+    columns = keyset.keyset_columns(Team.objects.order_by("id"))
+    foreign = keyset.encode("schedules", columns, [1])
+    response = api_client.get("/v1/things", {"after": foreign}, **auth(key.raw_key))
+    assert response.status_code == 400
+    assert "another list" in response.json()["errors"]["after"][0]
+
+
+def test_an_order_a_cursor_cannot_follow_has_no_next_cursor(api_client, key):
+    TeamFactory.create_batch(3)
+    body = api_client.get("/v1/things?take=1&orderBy=slug", **auth(key.raw_key)).json()
+    assert body["pagination"]["hasNextPage"] is True
+    assert body["pagination"]["nextCursor"] is None
 
 
 @pytest.mark.parametrize(

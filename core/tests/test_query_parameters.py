@@ -230,7 +230,11 @@ def test_the_document_lists_exactly_the_declared_parameters_of_each_list():
     for path, view in list_views():
         declared = {to_camel(name): kind for name, kind in view.list_filters.declared.items()}
         pagination = view.pagination_class
-        paginated = ["page", "take"] if isinstance(pagination, type) and issubclass(pagination, PagePagination) else []
+        paginated = (
+            ["page", "take", *pagination.after_query_params]
+            if isinstance(pagination, type) and issubclass(pagination, PagePagination)
+            else []
+        )
         documented = {
             parameter["name"]: parameter for parameter in paths[path]["get"]["parameters"] if parameter["in"] == "query"
         }

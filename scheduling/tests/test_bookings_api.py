@@ -243,7 +243,13 @@ def test_list_accepts_api_key_in_query_and_bearer_token(api_client, organizer, e
     for response in (by_key, by_token):
         assert response.status_code == 200
         assert [row["id"] for row in response.json()["bookings"]] == [booking.pk]
-        assert response.json()["pagination"] == {"page": 1, "take": 100, "total": 1, "hasNextPage": False}
+        assert response.json()["pagination"] == {
+            "page": 1,
+            "take": 100,
+            "total": 1,
+            "hasNextPage": False,
+            "nextCursor": None,
+        }
 
 
 def test_list_without_read_booking_scope_is_refused(api_client, organizer):

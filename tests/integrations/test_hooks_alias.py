@@ -51,7 +51,13 @@ def test_list_get_patch_and_delete_through_the_alias(api_client, prefix):
     listed = api_client.get(f"{prefix}?{query}")
     assert listed.status_code == 200
     assert [row["id"] for row in listed.json()["webhooks"]] == [str(webhook.pk)]
-    assert listed.json()["pagination"] == {"page": 1, "take": 100, "total": 1, "hasNextPage": False}
+    assert listed.json()["pagination"] == {
+        "page": 1,
+        "take": 100,
+        "total": 1,
+        "hasNextPage": False,
+        "nextCursor": None,
+    }
 
     fetched = api_client.get(f"{prefix}/{webhook.pk}?{query}")
     assert fetched.status_code == 200

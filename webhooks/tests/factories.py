@@ -1,8 +1,10 @@
 import factory
+from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
 from scheduling.tests.factories import BookingFactory
-from webhooks.models import Webhook, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
+from webhooks.signing import new_message_id
 
 
 class WebhookFactory(factory.django.DjangoModelFactory):
@@ -14,6 +16,20 @@ class WebhookFactory(factory.django.DjangoModelFactory):
     event_triggers = factory.LazyFunction(lambda: [WebhookTrigger.BOOKING_CREATED])
     secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     active = True
+
+
+class WebhookDeliveryFactory(factory.django.DjangoModelFactory):
+    """A finished delivery of an event that just happened."""
+
+    class Meta:
+        model = WebhookDelivery
+
+    webhook = factory.SubFactory(WebhookFactory)
+    trigger_event = WebhookTrigger.BOOKING_CREATED
+    payload = factory.LazyFunction(dict)
+    event_created_at = factory.LazyFunction(timezone.now)
+    message_id = factory.LazyFunction(new_message_id)
+    status = DeliveryStatus.SUCCEEDED
 
 
 class WebhookScheduledTriggerFactory(factory.django.DjangoModelFactory):

@@ -1,0 +1,238 @@
+"""`make bench-scale` (`python -m benchmarks.scale`): what the API's hot requests cost as the data
+grows, from 10^3 bookings to 10^5 (and 10^7 on demand: `BENCH_SCALE_MAX=7`).
+
+For each size one database `<name>_<exponent>` is (re)created and migrated, given the benchmark
+caller of `make bench` (`benchmarks.seed`: 2,000 bookings, 500 of them in a 31-day window, 20
+webhooks) and then the installation around it (`benchmarks.scale_seed`: N bookings and attendees,
+N/2 payments, N deliveries with their attempts, N/10 users in teams of up to 1,000, written by
+PostgreSQL with generate_series), plus N/2 deliveries of one of the caller's webhooks. A system
+administrator's API key reads the bookings and payments lists (they see all N rows); the caller's
+key reads their webhook's delivery log, their own bookings and slots.
+
+Each line is timed in-process through Django's test client (`benchmarks.databases.timed`: the
+application's and the database's time, without a network or a server's queue): one warm-up, then
+the median of `--runs`. Deep pages are page min(1,000, last full page) of 100 rows, by `page=` and
+by the cursor (`after=`) that leads to the same rows. The sweeper runs (claiming up to 500 due
+deliveries) and the retention purge (every finished delivery past 30 days, in batches of 1,000;
+shown per batch) are timed inside a transaction that is then rolled back, so every run sees the
+same data.
+
+BENCH_SCALE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_scale) names the
+databases; the name must contain "bench" (they are dropped and re-created unless `--reuse`).
+REDIS_URL as for the tests. Prints a Markdown table (docs/benchmarks.md records them) and, with
+`--chart PATH`, draws the curve (milliseconds against bookings, both logarithmic) if matplotlib is
+installed (`make bench` installs it).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from urllib.parse import urlencode
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
+os.environ.setdefault("RATE_LIMIT_PER_MINUTE", str(10**9))  # timed, not refused
+DATABASE_URL = os.environ.get("BENCH_SCALE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sched_bench_scale")
+os.environ["DATABASE_URL"] = DATABASE_URL
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+from accounts.models import User, UserRole  # noqa: E402
+from accounts.services import api_key_create  # noqa: E402
+from benchmarks.databases import recreate, timed, use_database  # noqa: E402
+from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
+from benchmarks.seed import purge_broker  # noqa: E402
+from benchmarks.seed import seed as seed_caller  # noqa: E402
+from payments.models import Payment  # noqa: E402
+from scheduling.models import Booking  # noqa: E402
+from webhooks.delivery import sweep  # noqa: E402
+from webhooks.models import Webhook, WebhookDelivery  # noqa: E402
+from webhooks.retention import purge_old_deliveries  # noqa: E402
+
+TAKE = 100
+DEEP_PAGE = 1000
+
+
+def prepare(name: str, bookings: int) -> dict:
+    """(Re)create database `name` at `bookings` bookings; returns what `benchmarks.seed` returns."""
+    recreate(DATABASE_URL, [name])
+    use_database(name)
+    started = time.monotonic()
+    call_command("migrate", verbosity=0)
+    caller = seed_caller(stdout=sys.stderr)
+    seed_scale(bookings)
+    user = User.objects.get(pk=caller["user_id"])
+    webhook = Webhook.objects.filter(user=user).order_by("created_at", "id").first()
+    delivery = WebhookDelivery.objects.create(
+        webhook=webhook,
+        trigger_event="BOOKING_CREATED",
+        payload={},
+        event_created_at=webhook.created_at,
+        message_id="msg_scale_0",
+        status="succeeded",
+    )
+    booking = Booking.objects.filter(organizer=user).order_by("id").first()
+    payment = Payment.objects.filter(booking__organizer=user).order_by("id").first()
+    give_rows(booking=booking, payment=payment, delivery=delivery, bookings=0, deliveries=bookings // 2)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"{name}: seeded {bookings:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return caller
+
+
+def api_client(user) -> Client:
+    _, raw_key = api_key_create(user=user, note="bench-scale")
+    return Client(headers={"authorization": f"Bearer {raw_key}"})
+
+
+def deep_urls(client: Client, path: str, query: dict) -> tuple[str, str, int]:
+    """The deep page by `page=` and by `after=` (the same rows), and its number."""
+    first = client.get(f"{path}?{urlencode(query)}").json()["pagination"]
+    page = min(DEEP_PAGE, max(1, first["total"] // TAKE))  # a full page: the same rows as the first
+    by_page = f"{path}?{urlencode({**query, 'page': page})}"
+    if page == 1:
+        return by_page, f"{path}?{urlencode(query)}", page
+    before = client.get(f"{path}?{urlencode({**query, 'page': page - 1})}").json()["pagination"]
+    return by_page, f"{path}?{urlencode({**query, 'after': before['nextCursor']})}", page
+
+
+def rolled_back(run, repeats: int) -> tuple[float, int]:
+    """Median milliseconds of `run()` inside a transaction that is rolled back, and its result."""
+    durations, result = [], 0
+    for _ in range(repeats):
+        with transaction.atomic():
+            started = time.perf_counter()
+            result = run()
+            durations.append((time.perf_counter() - started) * 1000)
+            transaction.set_rollback(True)
+    return statistics.median(durations), result
+
+
+def post_bookings(client: Client, caller: dict, runs: int) -> float:
+    slots = iter(caller["post_slots"])
+
+    def post(index: int) -> None:
+        body = {
+            "eventTypeId": caller["post_event_type_id"],
+            "start": next(slots),
+            "name": f"Guest {index}",
+            "email": f"guest{index}@example.com",
+            "timeZone": "Europe/Berlin",
+        }
+        response = client.post("/v1/bookings", body, content_type="application/json")
+        assert response.status_code == 200, response.content
+
+    post(0)
+    durations = []
+    for index in range(1, runs + 1):
+        started = time.perf_counter()
+        post(index)
+        durations.append((time.perf_counter() - started) * 1000)
+    return statistics.median(durations)
+
+
+def measure(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
+    """Each line's median milliseconds and a note, on the current database."""
+    user = User.objects.get(pk=caller["user_id"])
+    administrator, _ = User.objects.get_or_create(
+        username="bench-admin", defaults={"email": "bench-admin@example.com", "role": UserRole.ADMIN}
+    )
+    admin, organizer = api_client(administrator), api_client(user)
+    webhook_id = WebhookDelivery.objects.get(message_id="msg_scale_0").webhook_id
+    lines: dict[str, tuple[float, str]] = {}
+    lists = [
+        ("bookings", admin, "/v1/bookings"),
+        ("payments", admin, "/v1/payments"),
+        ("deliveries", organizer, f"/v1/webhooks/{webhook_id}/deliveries"),
+    ]
+    for label, client, path in lists:
+        query = {"take": TAKE}
+        first_ms, status, _ = timed(client, f"{path}?{urlencode(query)}", runs)
+        assert status == 200, (path, status)
+        by_page, by_cursor, page = deep_urls(client, path, query)
+        lines[f"{label}: first page"] = (first_ms, "")
+        lines[f"{label}: deep page, page="] = (timed(client, by_page, runs)[0], f"page {page:,}")
+        lines[f"{label}: deep page, after="] = (timed(client, by_cursor, runs)[0], f"page {page:,}")
+    lines["bookings: an organizer's first page (2,000 own)"] = (timed(organizer, "/v1/bookings?take=100", runs)[0], "")
+    busy = caller["busy_window"]
+    slots = f"/v1/slots?eventTypeId={caller['slots_event_type_id']}&startTime={busy[0]}&endTime={busy[1]}"
+    lines["slots: 31 days, 500 bookings"] = (timed(organizer, slots, runs)[0], "")
+    lines["POST /v1/bookings"] = (post_bookings(organizer, caller, runs), "")
+    sweep_ms, claimed = rolled_back(sweep, runs)
+    lines["sweeper: one run"] = (sweep_ms, f"{claimed} claimed")
+    purge_ms, purged = rolled_back(purge_old_deliveries, 1)
+    lines["purge: one batch of 1,000"] = (purge_ms / max(purged / 1000, 1), f"{purged:,} purged")
+    purge_broker()
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max", type=int, default=int(os.environ.get("BENCH_SCALE_MAX", "5")), choices=(3, 5, 7))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chart", help="draw the curve into this PNG file")
+    arguments = parser.parse_args()
+    base = connection.settings_dict["NAME"]
+    if "bench" not in base:
+        sys.exit(f"The database name must contain 'bench' (it is dropped and re-created): {base}")
+    setup_test_environment()
+    exponents = [exponent for exponent in (3, 5, 7) if exponent <= arguments.max]
+    results = {}
+    for exponent in exponents:
+        name = f"{base}_{exponent}"
+        caller = prepare(name, 10**exponent)
+        results[exponent] = measure(caller, arguments.runs)
+    smallest = exponents[0]
+    headers = [f"10^{exponent} bookings" for exponent in exponents]
+    print(f"Median of {arguments.runs} after a warm-up, in ms (in-process: no network, no server queue).\n")
+    print(f"| line | {' | '.join(headers)} | largest ÷ 10^{smallest} |")
+    print("|---|" + "--:|" * (len(exponents) + 1))
+    for line in results[smallest]:
+        cells = []
+        for exponent in exponents:
+            milliseconds, note = results[exponent][line]
+            cells.append(f"{milliseconds:.1f}" + (f" ({note})" if note else ""))
+        ratio = results[exponents[-1]][line][0] / results[smallest][line][0]
+        print(f"| {line} | {' | '.join(cells)} | {ratio:.1f} |", flush=True)
+    if arguments.chart:
+        chart(results, arguments.chart)
+
+
+def chart(results: dict, path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart", file=sys.stderr)
+        return
+    exponents = sorted(results)
+    sizes = [10**exponent for exponent in exponents]
+    figure, axes = plt.subplots(figsize=(10, 6))
+    axes.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+    for line in results[exponents[0]]:
+        style = "--" if "page=" in line else "-"
+        axes.plot(sizes, [results[exponent][line][0] for exponent in exponents], style, marker="o", label=line)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xticks(sizes, [f"10^{exponent}" for exponent in exponents])
+    axes.set_xlabel("bookings in the database (deliveries and payments in proportion)")
+    axes.set_ylabel("ms, median (in-process)")
+    axes.set_title("Cost of each hot request as the data grows (dashed: deep page by page=)")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    main()

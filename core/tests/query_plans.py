@@ -1,0 +1,60 @@
+"""EXPLAIN helpers of the query-plan tests: capture the SELECTs a request runs, plan each one, and
+find the sequential scans of the tables that must be read through an index."""
+
+import json
+
+from django.db import connection
+
+
+def sequential_scans(node: dict, tables: set[str]) -> list[str]:
+    """Each sequential scan of one of `tables` in the plan, with its filter."""
+    found = []
+    if node.get("Node Type") == "Seq Scan" and node["Relation Name"] in tables:
+        found.append(f"{node['Relation Name']} (filter: {node.get('Filter', 'none')}, rows {node['Plan Rows']})")
+    for child in node.get("Plans", []):
+        found += sequential_scans(child, tables)
+    return found
+
+
+def outline(node: dict, depth: int = 0) -> str:
+    """The plan as one line per node: type, relation, index."""
+    line = "  " * depth + " ".join(
+        str(part) for part in (node["Node Type"], node.get("Relation Name", ""), node.get("Index Name", "")) if part
+    )
+    return "\n".join([line, *(outline(child, depth + 1) for child in node.get("Plans", []))])
+
+
+def captured_reads(run) -> list[tuple[str, tuple]]:
+    """The statements `run()` executes that read (SELECT, or WITH … which may also delete)."""
+    captured = []
+
+    def capture(execute, sql, params, many, context):
+        captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        run()
+    return [(sql, params) for sql, params in captured if sql.lstrip().upper().startswith(("SELECT", "WITH"))]
+
+
+def queries_of(client, url: str, **headers) -> list[tuple[str, tuple]]:
+    """The reads of one GET, which must answer 200."""
+    responses = []
+    found = captured_reads(lambda: responses.append(client.get(url, **headers)))
+    assert responses[0].status_code == 200, f"{url} answered {responses[0].status_code}"
+    return found
+
+
+def plan_of(sql: str, params) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    return (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+
+def prefer_ssd_costs() -> None:
+    """Index pages cost what they cost on SSD storage (PostgreSQL's advice for it; the default of 4
+    is for spinning disks). It moves the table size from which the planner prefers an index down to
+    what seeds in seconds; a query that no index can serve is a scan at any setting."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET random_page_cost = 1.1")
