@@ -228,7 +228,7 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
         )
         clients = {"clients": f"SELECT id FROM oauth2_provider_application WHERE id > {client.pk}"}
         # Tokens as the provider stores them: the token in clear and its SHA-256 checksum (unique).
-        _clone(
+        clone_rows(
             cursor,
             AccessToken,
             access_token.pk,
@@ -242,7 +242,7 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
             },
             {**users, **clients},
         )
-        _clone(
+        clone_rows(
             cursor,
             RefreshToken,
             refresh_token.pk,
@@ -260,7 +260,7 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
                 "access_tokens": f"SELECT id FROM oauth2_provider_accesstoken WHERE id > {access_token.pk}",
             },
         )
-        _clone(
+        clone_rows(
             cursor,
             ApiKey,
             api_key.pk,

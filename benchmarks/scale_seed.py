@@ -36,6 +36,9 @@ def sizes_for(bookings: int) -> dict[str, int]:
         "webhooks": max(bookings // 100, 10),
         "deliveries": bookings,
         "api_keys": max(bookings // 100, 10),
+        "oauth_clients": 10,
+        "access_tokens": max(bookings // 10, 10),
+        "refresh_tokens": max(bookings // 10, 10),
     }
 
 

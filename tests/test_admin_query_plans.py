@@ -14,9 +14,9 @@ from oauth2_provider.models import AccessToken
 
 from accounts.models import Membership, Team, User
 from benchmarks.admin_seed import seed
-from core.tests.query_plans import outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
 from payments.models import Payment
 from scheduling.models import Attendee, Booking
+from tests.support.query_plans import outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
 
 pytestmark = pytest.mark.django_db
 

@@ -94,7 +94,7 @@ def test_list_envelope_pagination_and_link_header(api_client, key):
 
 def walk(api_client, key, query: str) -> tuple[list[int], list[dict], list[str]]:
     """Every page of /v1/things from the first by `after`: the ids, the paginations, the links."""
-    response = api_client.get(f"/v1/things?{query}", **auth(key.raw_key))
+    response = api_client.get(f"/v1/things?{query}", **bearer(key.raw_key))
     ids, paginations, links = [], [], []
     while True:
         assert response.status_code == 200, response.content
@@ -105,7 +105,7 @@ def walk(api_client, key, query: str) -> tuple[list[int], list[dict], list[str]]
         cursor = body["pagination"]["nextCursor"]
         if cursor is None:
             return ids, paginations, links
-        response = api_client.get(f"/v1/things?{query}&{urlencode({'after': cursor})}", **auth(key.raw_key))
+        response = api_client.get(f"/v1/things?{query}&{urlencode({'after': cursor})}", **bearer(key.raw_key))
 
 
 def test_after_walks_every_row_once_in_order_with_next_links(api_client, key):
@@ -128,9 +128,9 @@ def test_after_follows_an_order_of_several_columns_with_ties(api_client, key):
 
 def test_a_cursor_page_costs_the_queries_of_the_first_page(api_client, key, django_assert_num_queries):
     TeamFactory.create_batch(6)
-    first = api_client.get("/v1/things?take=2", **auth(key.raw_key)).json()
+    first = api_client.get("/v1/things?take=2", **bearer(key.raw_key)).json()
     with django_assert_num_queries(count_queries(api_client, key, "/v1/things?take=2")):
-        api_client.get("/v1/things", {"take": 2, "after": first["pagination"]["nextCursor"]}, **auth(key.raw_key))
+        api_client.get("/v1/things", {"take": 2, "after": first["pagination"]["nextCursor"]}, **bearer(key.raw_key))
 
 
 def count_queries(api_client, key, url: str) -> int:
@@ -138,7 +138,7 @@ def count_queries(api_client, key, url: str) -> int:
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as captured:
-        api_client.get(url, **auth(key.raw_key))
+        api_client.get(url, **bearer(key.raw_key))
     return len(captured)
 
 
@@ -162,8 +162,8 @@ def tampered(cursor: str) -> str:
 def test_a_bad_cursor_is_a_400_naming_after_and_changes_nothing(api_client, key, make_query):
     TeamFactory.create_batch(3)
     before = list(Team.objects.order_by("id").values())
-    cursor = api_client.get("/v1/things?take=1", **auth(key.raw_key)).json()["pagination"]["nextCursor"]
-    response = api_client.get("/v1/things", {"take": 1, **make_query(cursor)}, **auth(key.raw_key))
+    cursor = api_client.get("/v1/things?take=1", **bearer(key.raw_key)).json()["pagination"]["nextCursor"]
+    response = api_client.get("/v1/things", {"take": 1, **make_query(cursor)}, **bearer(key.raw_key))
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "validation_error"
@@ -177,14 +177,14 @@ def test_a_cursor_of_another_list_is_refused(api_client, key):
     TeamFactory.create_batch(2)
     columns = keyset.keyset_columns(Team.objects.order_by("id"))
     foreign = keyset.encode("schedules", columns, [1])
-    response = api_client.get("/v1/things", {"after": foreign}, **auth(key.raw_key))
+    response = api_client.get("/v1/things", {"after": foreign}, **bearer(key.raw_key))
     assert response.status_code == 400
     assert "another list" in response.json()["errors"]["after"][0]
 
 
 def test_an_order_a_cursor_cannot_follow_has_no_next_cursor(api_client, key):
     TeamFactory.create_batch(3)
-    body = api_client.get("/v1/things?take=1&orderBy=slug", **auth(key.raw_key)).json()
+    body = api_client.get("/v1/things?take=1&orderBy=slug", **bearer(key.raw_key)).json()
     assert body["pagination"]["hasNextPage"] is True
     assert body["pagination"]["nextCursor"] is None
 

@@ -11,13 +11,10 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import BookingFactory
+from tests.support.credentials import bearer
 from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def walk(api_client, raw: str, url: str, key: str, query: dict, parameter: str | None) -> list[int]:

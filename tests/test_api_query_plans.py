@@ -19,9 +19,10 @@ from django.utils import timezone
 from accounts.models import UserRole
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from benchmarks.scale_seed import give_rows, seed_scale
-from core.tests.query_plans import captured_reads, outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.credentials import bearer
+from tests.support.query_plans import captured_reads, outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
 from webhooks.delivery import sweep
 from webhooks.retention import purge_old_deliveries
 from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory
@@ -46,10 +47,6 @@ def counts_every_row(sql: str) -> bool:
     table, which costs in proportion to the table however it is read (a sequential scan, or an
     index-only scan of the same size). The one read allowed to scan; docs/benchmarks.md names it."""
     return sql.startswith('SELECT COUNT(*) AS "__count" FROM ') and " WHERE " not in sql and " JOIN " not in sql
-
-
-def bearer(raw: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def test_no_hot_query_of_the_api_scans_a_large_table(api_client):
