@@ -42,7 +42,7 @@ bench_urls = [
     path("db/slots", floors.db_slots),
     path("db/schedules-create", floors.db_schedule_create),
     path("db/bookings-create", floors.db_booking_create),
-    path("noauth/schedules/<int:pk>", ScheduleWithoutAuthentication.as_view({"get": "retrieve"})),
+    path("noauth/schedules/<str:pk>", ScheduleWithoutAuthentication.as_view({"get": "retrieve"})),
 ]
 
 urlpatterns = [

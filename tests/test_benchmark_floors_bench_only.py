@@ -72,3 +72,29 @@ def test_seed_writes_the_documented_data_set_and_bookable_slots(api_client):
         HTTP_AUTHORIZATION=f"Bearer {seeded['api_key']}",
     )
     assert response.status_code == 200, response.content
+
+
+@override_settings(ROOT_URLCONF="benchmarks.urls")
+def test_every_line_of_make_bench_answers_2xx_before_it_is_measured(client):
+    """What `make bench` checks with one request before it loads each line, here, so that a change
+    that breaks a floor or a line fails the suite rather than a benchmark run ten minutes in."""
+    from pathlib import Path
+
+    from benchmarks.run import floor_target, key_header, targets
+    from benchmarks.seed import reset_created_rows, seed
+
+    seeded = seed()
+    static, endpoints, extras = targets(seeded)
+    lines = [static, *endpoints, *(floor_target(endpoint) for endpoint in endpoints), *extras]
+    for target in lines:
+        headers = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in key_header(target).items()}
+        headers["HTTP_AUTHORIZATION"] = f"Bearer {seeded['api_key']}"
+        if target.method == "GET":
+            response = client.get(target.path, **headers)
+        else:
+            body = Path(target.bodies).read_text().splitlines()[0]
+            response = client.post(target.path, body, content_type="application/json", **headers)
+        assert 200 <= response.status_code < 300, (target.key, response.status_code, response.content[:300])
+        if target.creates:
+            reset_created_rows(seeded)
+    assert {target.key for target in lines} >= {"booking_create_keyed", "schedule_noauth", "slots_busy"}
