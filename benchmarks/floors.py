@@ -3,7 +3,8 @@
 - `static`: a bare view returning a small constant JSON (`F_static`): routing, middleware and
   the WSGI server, nothing else.
 - `db_*`: for each endpoint a bare view (`F_db`) that runs the endpoint's SQL — the credential and
-  user in one query, then the same tables, filters, order and page size — as `.values()` rows,
+  user in one query, then the same tables, filters (the bookings' visibility rule included), order
+  and page size — as `.values()` rows,
   selecting only the columns the response shows, and dumps them with orjson. No DRF, no
   serializers, no rate limit, no envelope beyond what orjson writes. Write floors insert the same
   rows with `bulk_create` (no validation) in one transaction.
@@ -141,9 +142,28 @@ BOOKING_FIELDS = (
 )
 
 
+def _visible_bookings(caller: dict) -> Q:
+    """The endpoint's visibility rule as its SQL has it: one `id IN (… UNION …)` of the bookings the
+    caller organises, those of event types they own, those of the teams they run and those they
+    attend (scheduling.selectors.bookings.booking_visibility, written here with bare querysets)."""
+    user_id, email = caller["user__id"], caller["user__email"]
+    teams_run = Membership.objects.filter(user_id=user_id, accepted=True, role__in=("ADMIN", "OWNER")).values("team_id")
+    ids = (
+        Booking.objects.filter(organizer_id=user_id)
+        .values("pk")
+        .order_by()
+        .union(
+            Booking.objects.filter(event_type__owner_id=user_id).values("pk").order_by(),
+            Booking.objects.filter(event_type__team_id__in=teams_run).values("pk").order_by(),
+            Attendee.objects.filter(email=email).values("booking_id").order_by(),
+        )
+    )
+    return Q(pk__in=ids)
+
+
 def db_bookings(request):
     caller = _caller(request)
-    queryset = Booking.objects.filter(organizer_id=caller["user__id"])
+    queryset = Booking.objects.filter(_visible_bookings(caller))
     total = queryset.count()
     bookings = list(queryset.order_by("id").values(*BOOKING_FIELDS)[: _take(request)])
     attendees = list(

@@ -98,3 +98,31 @@ def test_every_line_of_make_bench_answers_2xx_before_it_is_measured(client):
         if target.creates:
             reset_created_rows(seeded)
     assert {target.key for target in lines} >= {"booking_create_keyed", "schedule_noauth", "slots_busy"}
+
+
+@override_settings(ROOT_URLCONF="benchmarks.urls")
+def test_bookings_floor_reads_the_bookings_the_endpoint_shows(client):
+    """F_db of the bookings list runs the endpoint's visibility rule: organised, of an owned event
+    type, of a team run, attended; not only the organiser's own."""
+    from accounts.models import MembershipRole
+    from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
+    from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+
+    caller = UserFactory(email="caller@example.com")
+    team = TeamFactory()
+    MembershipFactory(user=caller, team=team, role=MembershipRole.ADMIN, accepted=True)
+    visible = [
+        BookingFactory(organizer=caller),
+        BookingFactory(event_type=EventTypeFactory(owner=caller)),
+        BookingFactory(event_type=EventTypeFactory(owner=None, team=team, schedule=ScheduleFactory(user=caller))),
+        BookingFactory(attendees=[{"email": "caller@example.com"}]),
+    ]
+    BookingFactory()  # someone else's
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {ApiKeyFactory(user=caller).raw_key}"}
+
+    floor = client.get("/bench/db/bookings?take=100", **headers).json()
+    endpoint = client.get("/v1/bookings?take=100", **headers).json()
+
+    assert [row["id"] for row in floor["bookings"]] == [row["id"] for row in endpoint["bookings"]]
+    assert sorted(row["id"] for row in floor["bookings"]) == sorted(booking.pk for booking in visible)
+    assert floor["total"] == endpoint["pagination"]["total"] == 4
