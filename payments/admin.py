@@ -62,6 +62,7 @@ class PaymentAdmin(ScaledAdminMixin, admin.ModelAdmin):
     change_list_template = "admin/payments/payment/change_list.html"
     list_select_related = ("booking__organizer", "app")
     date_hierarchy = "created_at"
+    ordering = ("-id",)  # newest first: what staff look for, and what the date hierarchy's recent periods read
     fields = (
         "uid",
         "booking",

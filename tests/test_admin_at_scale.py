@@ -55,7 +55,7 @@ def test_payments_are_found_by_uid_charge_id_booking_uid_or_organizer_email_pref
     # A prefix, not "contains": the middle of an id finds nothing; ids are case-sensitive.
     assert listed(operator_client, PAYMENTS, q="4242abcd") == []
     assert listed(operator_client, PAYMENTS, q="PAY_7F3A") == []
-    assert listed(operator_client, PAYMENTS, q="   ") == list(Payment.objects.order_by("id"))
+    assert listed(operator_client, PAYMENTS, q="   ") == list(Payment.objects.order_by("-id"))  # newest first
 
 
 def test_memberships_are_found_by_part_of_a_team_name_and_bookings_by_attendee_email(operator_client):
@@ -101,8 +101,9 @@ def test_a_deep_page_lists_the_same_rows_as_an_offset_would(operator_client, mon
     monkeypatch.setattr(PaymentAdmin, "list_per_page", 3)
     payments = PaymentFactory.create_batch(7)
 
-    assert listed(operator_client, PAYMENTS, p=2) == sorted(payments, key=lambda payment: payment.pk)[3:6]
-    assert listed(operator_client, PAYMENTS, p=3) == sorted(payments, key=lambda payment: payment.pk)[6:]
+    newest_first = sorted(payments, key=lambda payment: payment.pk, reverse=True)
+    assert listed(operator_client, PAYMENTS, p=2) == newest_first[3:6]
+    assert listed(operator_client, PAYMENTS, p=3) == newest_first[6:]
 
 
 def test_the_team_filter_is_an_autocomplete_box_not_a_list_of_teams(operator_client):
@@ -189,3 +190,16 @@ def test_a_teams_member_count_is_read_for_the_shown_teams_only(operator_client):
 
     counts = {shown.pk: shown.member_count for shown in response.context["cl"].result_list}
     assert counts[team.pk] == 3 and sorted(counts.values()) == [0, 3]
+
+
+@pytest.mark.parametrize(("ordering", "direction"), [("-id", "DESC"), ("id", "ASC"), ("amount", "ASC")])
+def test_a_count_reads_the_primary_key_in_the_lists_own_direction(ordering, direction):
+    """A newest-first list's count walks the primary key from the newest row, as its page does (a
+    filter on recent rows finds them at once); any other order counts from the oldest."""
+    PaymentFactory.create_batch(3)
+    with CaptureQueriesContext(connection) as captured:
+        count = admin_scale.EstimatedCountPaginator(Payment.objects.filter(amount__gte=0).order_by(ordering), 100).count
+
+    assert count == 3
+    [sql] = [query["sql"] for query in captured.captured_queries]
+    assert f'ORDER BY "payments_payment"."id" {direction} LIMIT 10001' in sql
