@@ -161,7 +161,11 @@ def test_the_currency_filter_offers_the_currencies_present(operator_client):
     assert [payment.currency for payment in response.context["cl"].result_list] == ["jpy"]
 
 
-def test_the_date_hierarchy_links_only_periods_with_rows(operator_client):
+@pytest.mark.parametrize("read_dates_up_to", [1_000, 0], ids=["dates read once", "a probe per period"])
+def test_the_date_hierarchy_links_only_periods_with_rows(operator_client, monkeypatch, read_dates_up_to):
+    from core.templatetags import admin_scale as hierarchy
+
+    monkeypatch.setattr(hierarchy, "READ_DATES_UP_TO", read_dates_up_to)
     now = timezone.now()
     old, new = PaymentFactory(), PaymentFactory()
     Payment.objects.filter(pk=old.pk).update(created_at=now.replace(year=now.year - 2))
@@ -179,6 +183,8 @@ def test_the_date_hierarchy_links_only_periods_with_rows(operator_client):
     days = operator_client.get(PAYMENTS, {"created_at__year": now.year, "created_at__month": now.month})
     assert f"created_at__day={now.day}" in days.content.decode()
     assert listed(operator_client, PAYMENTS, created_at__year=now.year) == [new]
+    searched = operator_client.get(PAYMENTS, {"q": new.uid}).content.decode()
+    assert f"created_at__year={now.year}" in searched and f"created_at__year={now.year - 2}" not in searched
 
 
 def test_a_teams_member_count_is_read_for_the_shown_teams_only(operator_client):

@@ -3,7 +3,9 @@
 Django lists the years (months, days) that have rows with `SELECT DISTINCT date_trunc(...)` over
 every row of the list. Here the candidates come from the list's first and last dates (two probes at
 the ends of the field's index), and one query asks, for each candidate period, whether a row lies in
-it (`LIMIT 1` per period, a probe of the same index). Same links, same template, same parameters.
+it (`LIMIT 1` per period, a probe of the same index). A short list (a search, a narrow filter: at
+most `READ_DATES_UP_TO` rows, counted exactly) reads its dates once instead, so that its filter runs
+once rather than once per period. Same links, same template, same parameters.
 """
 
 import datetime
@@ -23,8 +25,24 @@ def _month_after(day: datetime.date) -> datetime.date:
     return (day.replace(day=1) + datetime.timedelta(days=32)).replace(day=1)
 
 
-def _periods_with_rows(queryset, field_name: str, is_datetime: bool, periods) -> set[int]:
-    """The indexes of the `(first_day, day_after)` periods in which `queryset` has a row."""
+# A list of at most this many rows (counted exactly: a search, a narrow filter) reads its dates
+# once and places them in the periods, rather than probing each period with the list's filter again.
+READ_DATES_UP_TO = 1_000
+
+
+def _periods_with_rows(cl, field_name: str, is_datetime: bool, periods) -> set[int]:
+    """The indexes of the `(first_day, day_after)` periods in which the list has a row."""
+    queryset = cl.queryset
+    if cl.result_count <= READ_DATES_UP_TO and not getattr(cl.paginator, "is_estimate", False):
+        found = set()
+        for value in queryset.order_by().values_list(field_name, flat=True)[: READ_DATES_UP_TO + 1]:
+            if value is None:
+                continue
+            if is_datetime and timezone.is_aware(value):
+                value = timezone.localtime(value)
+            day = value.date() if isinstance(value, datetime.datetime) else value
+            found.update(index for index, (start, end) in enumerate(periods) if start <= day < end)
+        return found
 
     def bound(day: datetime.date):
         return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min)) if is_datetime else day
@@ -82,7 +100,7 @@ def scaled_date_hierarchy(cl):
         month = datetime.date(int(year_lookup), int(month_lookup), 1)
         days = [month + datetime.timedelta(days=offset) for offset in range((_month_after(month) - month).days)]
         periods = [(day, day + datetime.timedelta(days=1)) for day in days]
-        with_rows = _periods_with_rows(cl.queryset, field_name, is_datetime, periods)
+        with_rows = _periods_with_rows(cl, field_name, is_datetime, periods)
         return {
             "show": True,
             "back": {"link": link({year_field: year_lookup}), "title": str(year_lookup)},
@@ -98,7 +116,7 @@ def scaled_date_hierarchy(cl):
     if year_lookup:
         months = [datetime.date(int(year_lookup), number, 1) for number in range(1, 13)]
         periods = [(month, _month_after(month)) for month in months]
-        with_rows = _periods_with_rows(cl.queryset, field_name, is_datetime, periods)
+        with_rows = _periods_with_rows(cl, field_name, is_datetime, periods)
         return {
             "show": True,
             "back": {"link": link({}), "title": _("All dates")},
@@ -113,7 +131,7 @@ def scaled_date_hierarchy(cl):
         }
     years = list(range(first.year, last.year + 1))
     periods = [(datetime.date(year, 1, 1), datetime.date(year + 1, 1, 1)) for year in years]
-    with_rows = _periods_with_rows(cl.queryset, field_name, is_datetime, periods)
+    with_rows = _periods_with_rows(cl, field_name, is_datetime, periods)
     return {
         "show": True,
         "back": None,
