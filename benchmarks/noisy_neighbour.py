@@ -9,10 +9,12 @@ created and dropped). Receivers on 127.0.0.1:
 - slow subscribers, half of them never answering (they accept the connection and read the
   request), half answering after 30 s.
 
-1. For 0, 1 and 10 slow subscribers: each slow subscriber is sent NOISY_RATE (10) events/s and the
-   healthy ones HEALTHY_RATE (20) events/s in all, round robin, for NOISY_SECONDS (30; the issue's
-   drill is 120). Figures: the healthy deliveries' lag from commit to arrival (p50, p99, max) and
-   how many were late by more than 1 s. Beside them, FLAKY (10) subscribers at FLAKY_RATE (2)
+1. For 0, 2 (the operator's drill: one never answering, one answering after 30 s) and 10 slow
+   subscribers: each slow subscriber is sent NOISY_RATE (10) events/s and the healthy ones
+   HEALTHY_RATE (20) events/s in all, round robin, for NOISY_SECONDS (30; the drill is 120).
+   SLOW_COUNTS (default 0,2,10) picks the rows.
+   Figures: the healthy deliveries' lag from commit to arrival (p50, p99, max) and how many were
+   late by more than 1 s. Beside them, FLAKY (10) subscribers at FLAKY_RATE (2)
    events/s in all answer each event's first attempt 503 with `Retry-After: 8`, which makes its
    retry due exactly 8 s after that answer: how late each retry starts after its due time.
 2. 1,000 never-answering subscribers, two events each: the most attempts in flight at once in the
@@ -193,6 +195,7 @@ def main() -> None:
     noisy_rate = float(os.environ.get("NOISY_RATE", 10))
     healthy_rate = float(os.environ.get("HEALTHY_RATE", 20))
     flaky_rate = float(os.environ.get("FLAKY_RATE", 2))
+    slow_counts = [int(count) for count in os.environ.get("SLOW_COUNTS", "0,2,10").split(",")]
     seconds = float(os.environ.get("NOISY_SECONDS", 30))
     pool = os.environ.get("BENCH_POOL", "threads")
     concurrency = os.environ.get("BENCH_CONCURRENCY", "4")
@@ -279,7 +282,7 @@ def main() -> None:
             "  slow subscribers | healthy lag p50 / p99 / max | over 1 s | delivered | retry late p50 / max"
             " | worker RSS"
         )
-        for slow_count in (0, 1, 10):
+        for slow_count in slow_counts:
             slow = slow_webhooks(slow_count, f"run{slow_count}")
             committed: list[tuple[str, float]] = []
             tick = 1.0 / max(healthy_rate, noisy_rate)
