@@ -57,7 +57,13 @@ def test_flows_along_the_documents_links_get_documented_answers(live_server, set
     assert free
     document = requests.get(f"{base_url}/v1/openapi.json", timeout=20).json()
     assert document["paths"]["/v1/bookings"]["post"]["responses"]["200"]["links"]
-    schema = schemathesis.openapi.from_dict(document).include(path_regex=r"^/v1/bookings")
+    # The list is left out: it is no link target, and its many generated queries crowd out the
+    # create whose links the flows are to follow.
+    schema = (
+        schemathesis.openapi.from_dict(document)
+        .include(path_regex=r"^/v1/bookings")
+        .exclude(method="GET", path="/v1/bookings")
+    )
     seen = []
 
     class Flows(schema.as_state_machine()):
