@@ -1,7 +1,5 @@
 """The database itself refuses webhook rows that break the models' rules."""
 
-import uuid
-
 import factory
 import pytest
 from django.utils import timezone
@@ -9,21 +7,10 @@ from django.utils import timezone
 from accounts.tests.factories import ApplicationFactory, TeamFactory
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.database import refused_by
-from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery, WebhookTrigger
-from webhooks.tests.factories import WebhookFactory, WebhookScheduledTriggerFactory
+from webhooks.models import DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
+from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory, WebhookScheduledTriggerFactory
 
 pytestmark = pytest.mark.django_db
-
-
-class WebhookDeliveryFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = WebhookDelivery
-
-    webhook = factory.SubFactory(WebhookFactory)
-    trigger_event = WebhookTrigger.BOOKING_CREATED
-    payload = factory.LazyFunction(dict)
-    event_created_at = factory.LazyFunction(timezone.now)
-    message_id = factory.LazyFunction(lambda: f"msg_{uuid.uuid4().hex}")
 
 
 class DeliveryAttemptFactory(factory.django.DjangoModelFactory):
@@ -98,7 +85,7 @@ def test_only_meeting_started_or_ended_can_be_scheduled():
 
 
 def test_a_delivery_status_outside_the_contract_is_refused():
-    delivery = WebhookDeliveryFactory()
+    delivery = WebhookDeliveryFactory(status=DeliveryStatus.PENDING)
 
     with refused_by("delivery_status_valid"):
         WebhookDelivery.objects.filter(pk=delivery.pk).update(status="lost")
