@@ -31,8 +31,9 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from benchmarks.receivers import InstantReceiver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
@@ -41,47 +42,16 @@ HEALTHY = 100
 FLAKY = 10
 
 
-class InstantReceiver:
-    def __init__(self):
-        self.received: dict[str, float] = {}
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.received.setdefault(self.headers["webhook-id"], time.time())
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.request_queue_size = 1024
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.port = self.server.server_address[1]
-
-
 class SlowReceiver(InstantReceiver):
     """Answers after `delay` seconds (one thread per connection; the worker's cap bounds them)."""
 
     def __init__(self, delay: float):
         super().__init__()
-        handler = self.server.RequestHandlerClass
-        original = handler.do_POST
+        self.delay = delay
 
-        def do_post(handler_self):
-            time.sleep(delay)
-            try:
-                original(handler_self)
-            except OSError:
-                pass
-
-        handler.do_POST = do_post
+    def answer(self, message: str) -> tuple[int, dict[str, str]]:
+        time.sleep(self.delay)
+        return super().answer(message)
 
 
 class FlakyReceiver(InstantReceiver):
@@ -94,30 +64,12 @@ class FlakyReceiver(InstantReceiver):
     def __init__(self):
         super().__init__()
         self.refused: dict[str, float] = {}
-        receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                message = self.headers["webhook-id"]
-                if message not in receiver.refused:
-                    self.send_response(503)
-                    self.send_header("Retry-After", str(receiver.RETRY_AFTER))
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    receiver.refused[message] = time.time()
-                    return
-                receiver.received.setdefault(message, time.time())
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server.RequestHandlerClass = Handler
+    def answer(self, message: str) -> tuple[int, dict[str, str]]:
+        if message not in self.refused:
+            self.refused[message] = time.time()
+            return 503, {"Retry-After": str(self.RETRY_AFTER)}
+        return super().answer(message)
 
 
 class SilentReceiver:

@@ -14,13 +14,12 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
+from benchmarks.receivers import InstantReceiver  # noqa: E402
 from config.celery import app  # noqa: E402  (the worker is started with -A benchmarks.webhooks)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,30 +38,6 @@ def noop(sent_at: float) -> None:
     from django.conf import settings
 
     redis.Redis.from_url(settings.CELERY_BROKER_URL).rpush(NOOP_KEY, time.time() - sent_at)
-
-
-class Receiver:
-    def __init__(self):
-        self.received: dict[str, float] = {}
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.received.setdefault(self.headers["webhook-id"], time.time())
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -105,8 +80,8 @@ def main() -> None:
     database = connection.settings_dict
     worker = None
     try:
-        receiver = Receiver()
-        webhook = WebhookFactory(user=UserFactory(), subscriber_url=receiver.url)
+        receiver = InstantReceiver()
+        webhook = WebhookFactory(user=UserFactory(), subscriber_url=receiver.url())
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings_test",
