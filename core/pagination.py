@@ -46,7 +46,8 @@ PAGINATION_SCHEMA = {
 
 
 class PagePagination(BasePagination):
-    """Two queries per page whatever its size: one COUNT and one slice."""
+    """At most two queries per page whatever its size: the page (one row more than asked) and a
+    COUNT, which a list that ends on the page does not need."""
 
     page_query_param = "page"
     take_query_param = "take"
@@ -76,9 +77,16 @@ class PagePagination(BasePagination):
             self.rows = rows[: self.take]
             return self.rows
         self.page = query_int(request, self.page_query_param, default=1, minimum=1, maximum=limit("PAGE_MAX"))
-        self.total = queryset.count()
         offset = (self.page - 1) * self.take
-        self.rows = list(queryset[offset : offset + self.take]) if offset < self.total else []
+        # One row more than the page: a list that ends on this page has its total in hand (every
+        # row up to the page, and the page's own), so it needs no COUNT; a longer one, or a page
+        # past the end, is counted.
+        rows = list(queryset[offset : offset + self.take + 1])
+        if len(rows) <= self.take and (rows or offset == 0):
+            self.total = offset + len(rows)
+        else:
+            self.total = queryset.count()
+        self.rows = rows[: self.take]
         self.more = self.page * self.take < self.total
         return self.rows
 

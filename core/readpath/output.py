@@ -2,15 +2,24 @@
 themselves come from `core.readpath.rows`). Each serializer class's `to_representation` is worked
 out once per process into a plan of (key, reader, kind) steps, which writes exactly what DRF's own
 `Serializer.to_representation` writes without DRF's per-request field building and per-field
-dispatch (docs/benchmarks.md, "Profiling and what changed")."""
+dispatch (docs/benchmarks.md, "Profiling and what changed"). The plan is then written out as one
+Python function per class (`_writer`), with its keys, readers and kinds as constants, so that a row
+costs one call instead of a loop that dispatches on each field's kind.
+
+One difference from DRF's output, invisible on the wire: a date-time already in UTC, when the API's
+format (`core.datetimes.UTC_FORMAT`) and zone are in force, stays a `datetime` (whole seconds) in
+`.data`, and the renderer (`core.renderers.ORJSONRenderer`, the API's only renderer) writes it as
+the same text DRF would have, `2026-01-31T09:00:00Z`, without a string built per value in Python.
+"""
 
 import datetime
 import functools
+import keyword
 import operator
 import re
 import types
 import zoneinfo
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
@@ -88,8 +97,131 @@ def _read_plan(serializer_class) -> tuple | None:
                 entries = None
                 break
         plan = tuple(entries) if entries is not None else None
+        if plan is not None:
+            _SOURCES[serializer_class] = {key: fields[key].source_attrs for key, *_ in plan}
     _READ_PLANS[serializer_class] = plan
     return plan
+
+
+_SOURCES: dict[type, dict[str, list[str]]] = {}
+_WRITERS: dict[type, Callable | None] = {}
+
+
+def _writer(serializer_class) -> Callable | None:
+    """The class's plan written out as one function `write(serializer, instance) -> dict`, made once
+    per process; None where the class has no plan (DRF's own path).
+
+    Each field becomes a few lines with its key, reader and field as constants: the attribute read
+    (`o.start_time`, or the nullable dotted reader), then the value as it is when its type is the
+    one the field writes as it is (`None` always), else the same `_other` / `_datetime_text` /
+    nested-serializer calls the plan's loop makes. A missing attribute raises out of the function
+    and `to_representation` answers with the loop instead, which asks DRF."""
+    if serializer_class in _WRITERS:
+        return _WRITERS[serializer_class]
+    plan = _read_plan(serializer_class)
+    if plan is None:
+        _WRITERS[serializer_class] = None
+        return None
+    sources = _SOURCES[serializer_class]
+    _WRITERS[serializer_class] = None  # a class nested in itself calls `to_representation`, not a writer in the making
+    constants = {
+        "_SKIP": _SKIP,
+        "_CALLABLES": _SIMPLE_CALLABLES,
+        "_DATETIME": datetime.datetime,
+        "_UTC": datetime.UTC,
+        "_MANAGER": BaseManager,
+        "_MISSING": ObjectDoesNotExist,
+    }
+    lines: list[str] = []
+    prelude: list[tuple[str, str]] = []  # (local name, what it is for this serializer), worked out once per instance
+
+    def other(index: int, kind: str, indent: str) -> None:
+        lines.append(f"{indent}v = self._other(K{index}, {kind!r}, D{index}, v, o)")
+        lines.append(f"{indent}if v is not _SKIP:")
+        lines.append(f"{indent}    out[K{index}] = v")
+
+    for index, (key, read, kind, detail) in enumerate(plan):
+        constants[f"K{index}"], constants[f"R{index}"], constants[f"D{index}"] = key, read, detail
+        if kind == "method":
+            lines.append(f"    out[K{index}] = getattr(self, D{index})(o)")
+            continue
+        path = sources[key]
+        if isinstance(read, operator.attrgetter) and all(
+            part.isidentifier() and not keyword.iskeyword(part) for part in path
+        ):
+            lines.append(f"    v = o.{'.'.join(path)}")
+        else:
+            lines.append(f"    v = R{index}(o)")
+        lines.append("    if v is None:")
+        lines.append(f"        out[K{index}] = None")
+        if kind in ("int", "str"):
+            lines.append(f"    elif type(v) is {kind}:")
+            lines.append(f"        out[K{index}] = v")
+            lines.append("    else:")
+            other(index, kind, "        ")
+        elif kind == "bool":
+            lines.append("    elif v is True or v is False:")
+            lines.append(f"        out[K{index}] = v")
+            lines.append("    else:")
+            other(index, kind, "        ")
+        elif kind == "datetime":
+            prelude.append((f"N{index}", f"self._utc_native(D{index})"))
+            lines.append(f"    elif type(v) is _DATETIME and v.tzinfo is _UTC and v.year >= 1000 and N{index}:")
+            lines.append(f"        out[K{index}] = v.replace(microsecond=0) if v.microsecond else v")
+            lines.append("    elif type(v) is _DATETIME:")
+            lines.append(f"        out[K{index}] = self._datetime_text(D{index}, v)")
+            lines.append("    else:")
+            other(index, kind, "        ")
+        elif kind in ("one", "many"):
+            lines.append("    elif isinstance(v, _CALLABLES):")
+            other(index, kind, "        ")
+            lines.append("    else:")
+            prelude.append((f"N{index}", f"self._nested(K{index}, D{index})"))
+            lines.append(f"        nested = N{index}")
+            # The nested class's own writer is called directly where `to_representation` is this
+            # mixin's; an item it cannot write (a missing attribute, a dict) goes the long way.
+            direct = detail.to_representation is FastReadMixin.to_representation and _writer(detail) is not None
+            if direct:
+                constants[f"W{index}"] = _writer(detail)
+            write = f"W{index}(nested, {{}})" if direct else "nested.to_representation({})"
+            if kind == "one":
+                lines.append("        try:")
+                lines.append(f"            out[K{index}] = {write.format('v')}")
+                lines.append("        except (AttributeError, _MISSING):")
+                lines.append(f"            out[K{index}] = nested.to_representation(v)")
+            else:
+                lines.append("        items = v.all() if isinstance(v, _MANAGER) else v")
+                lines.append("        try:")
+                lines.append(f"            out[K{index}] = [{write.format('item')} for item in items]")
+                lines.append("        except (AttributeError, _MISSING):")
+                lines.append(f"            out[K{index}] = [nested.to_representation(item) for item in items]")
+        elif kind == "ints":  # ListField(child=IntegerField()), DRF's loop inlined for a list
+            lines.append("    elif type(v) is list:")
+            lines.append(f"        out[K{index}] = [None if item is None else int(item) for item in v]")
+            lines.append("    else:")
+            other(index, kind, "        ")
+        else:  # "field": the field's own code for anything not None
+            lines.append("    elif isinstance(v, _CALLABLES):")
+            other(index, kind, "        ")
+            lines.append("    else:")
+            lines.append(f"        out[K{index}] = D{index}.to_representation(v)")
+    lines.append("    return out")
+    head = ["def write(self, o):"]
+    if prelude:
+        names = ", ".join(name for name, _ in prelude)
+        head += [
+            "    prelude = self.__dict__.get('_prelude')",
+            "    if prelude is None:",
+            f"        prelude = self.__dict__['_prelude'] = ({', '.join(value for _, value in prelude)},)",
+            f"    {names}, = prelude",
+        ]
+    lines = [*head, "    out = {}", *lines]
+    namespace = dict(constants)
+    exec(compile("\n".join(lines), f"<writer of {serializer_class.__qualname__}>", "exec"), namespace)  # noqa: S102
+    write = namespace["write"]
+    write.source = "\n".join(lines)
+    _WRITERS[serializer_class] = write
+    return write
 
 
 class FastReadMixin:
@@ -103,9 +235,18 @@ class FastReadMixin:
     """
 
     def to_representation(self, instance):
-        plan = _read_plan(type(self))
-        if plan is None or isinstance(instance, Mapping):
+        write = _writer(type(self))
+        if write is None or isinstance(instance, Mapping):
             return super().to_representation(instance)
+        try:
+            return write(self, instance)
+        except (AttributeError, ObjectDoesNotExist):  # a missing attribute: the plan's loop says what DRF does
+            return self._plan_output(instance)
+
+    def _plan_output(self, instance):
+        """The plan as a loop: what the generated writer does, and what it falls back to when an
+        attribute is missing (DRF's own code then decides whether the key is left out)."""
+        plan = _read_plan(type(self))
         output = {}
         for key, read, kind, detail in plan:
             if kind == "method":
@@ -130,6 +271,23 @@ class FastReadMixin:
                         continue
                 output[key] = self._written(key, kind, detail, value)
         return output
+
+    def _other(self, key, kind, detail, value, instance):
+        """A value whose type is not the one its field writes as it is: a callable attribute is
+        called as DRF calls it, then the field writes the value (`_written`)."""
+        if isinstance(value, _SIMPLE_CALLABLES):
+            value = _drf_attribute(self, key, instance)
+            if value is _SKIP:
+                return _SKIP
+        return self._written(key, kind, detail, value)
+
+    def _utc_native(self, field) -> bool:
+        """Whether `field`'s date-times in UTC can stay `datetime`s for the renderer to write: the
+        output zone is UTC and the format is the API's."""
+        zone = self.__dict__.get("_output_zone")
+        if zone is None:
+            zone = self.__dict__["_output_zone"] = _output_zone()
+        return zone is datetime.UTC and getattr(field, "format", api_settings.DATETIME_FORMAT) == UTC_FORMAT
 
     def _written(self, key, kind, detail, value):
         """The value as its field writes it, for the cases the loop does not take directly."""

@@ -39,8 +39,9 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
-from django.db.models import Model, Prefetch, QuerySet
-from django.db.models.query import BaseIterable
+from django.db import connections
+from django.db.models import BooleanField, Expression, F, Model, Prefetch, QuerySet
+from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
 
@@ -67,6 +68,7 @@ class _Node:
         self.properties: set[str] = set()
         self.forward: dict[str, tuple[str, _Node]] = {}  # attribute -> (its foreign key's attname, node)
         self.many: dict[str, tuple[str, _Node]] = {}  # attribute -> (the related model's foreign key attname, node)
+        self.compiled: dict[tuple, _RelationQuery] = {}  # (foreign key attname, `_plain_shape`) -> its query
 
     def need(self, attname: str) -> None:
         if attname not in self.attnames:
@@ -157,26 +159,53 @@ class _Node:
         self.lookups: list[str] = []
         self.finish(self.lookups)
 
-    def build(self, row: tuple, shared: defaultdict) -> object:
-        item = self.row_class.__new__(self.row_class)
-        item.__dict__.update(zip(self.attnames, row[self.start : self.end], strict=True))
-        for name, key_at, child in self.links:
-            key = row[key_at]
-            if key is None:
-                related = None
-            else:
-                cache = shared[child]
-                related = cache.get(key)
-                if related is None:
-                    related = cache[key] = child.build(row, shared)
-            item.__dict__[name] = related
-        return item
+    def builder(self) -> Callable:
+        """`build(row, shared)`: the row object of this node's slice of `row`, with its forward
+        relations (each related row built once per page and shared, `shared[node][key]`). Written
+        out as one function per node, made once: a dict literal of the columns at their
+        positions, then each forward relation (docs/benchmarks.md, "Profiling and what changed")."""
+        build = self.__dict__.get("_build")
+        if build is None:
+            build = self._build = self._write_build()
+        return build
+
+    def _write_build(self) -> Callable:
+        constants: dict = {"ROW_CLASS": self.row_class}
+        columns = ", ".join(
+            f"{attname!r}: row[{position}]" for position, attname in enumerate(self.attnames, self.start)
+        )
+        lines = [
+            "def build(row, shared):",
+            "    item = ROW_CLASS.__new__(ROW_CLASS)",
+            f"    values = item.__dict__ = {{{columns}}}",
+        ]
+        for index, (name, key_at, child) in enumerate(self.links):
+            constants[f"CHILD{index}"], constants[f"BUILD{index}"] = child, child.builder()
+            lines += [
+                f"    key = row[{key_at}]",
+                "    if key is None:",
+                f"        values[{name!r}] = None",
+                "    else:",
+                f"        cache = shared[CHILD{index}]",
+                "        related = cache.get(key)",
+                "        if related is None:",
+                f"            related = cache[key] = BUILD{index}(row, shared)",
+                f"        values[{name!r}] = related",
+            ]
+        lines.append("    return item")
+        source = "\n".join(lines)
+        exec(compile(source, f"<build of {self.where}>", "exec"), constants)  # noqa: S102
+        return constants["build"]
 
     def fetch(self, queryset: QuerySet, related: dict[str, QuerySet]) -> list:
         """The rows of `queryset` (a query on this node's model), with their reverse relations
         read from `related` (the selector's prefetch querysets by lookup) where it has them."""
+        return self.items(queryset.values_list(*self.lookups), related)
+
+    def items(self, rows, related: dict[str, QuerySet]) -> list:
         shared: defaultdict = defaultdict(dict)  # node -> {key: the related row built once}
-        items = [self.build(row, shared) for row in queryset.values_list(*self.lookups)]
+        build = self.builder()
+        items = [build(row, shared) for row in rows]
         if items and self.many:
             pk_attname = self.model._meta.pk.attname
             by_pk = {item.__dict__[pk_attname]: item for item in items}
@@ -187,10 +216,123 @@ class _Node:
                 if base is None:  # the related manager's order: the model's default, else the key
                     base = child.model._default_manager.all()
                     base = base if base.ordered else base.order_by("pk")
-                rows = base.filter(**{f"{key_attname}__in": list(by_pk)})
-                for child_item in child.fetch(rows, {}):
+                for child_item in child.related_items(base, key_attname, list(by_pk)):
                     by_pk[child_item.__dict__[key_attname]].__dict__[name].append(child_item)
         return items
+
+    def related_items(self, base: QuerySet, key_attname: str, keys: list) -> list:
+        """This (reverse relation's) node's rows whose `key_attname` is one of `keys`, filtered and
+        ordered as `base`. A plain ordered `base` (no filter, join, annotation or slice: what the
+        selectors prefetch) is compiled once per node, order and database, with the keys as one
+        array parameter (`_RelationQuery`); any other is built by the ORM on each call."""
+        shape = _plain_shape(base)
+        if shape is None:
+            return self.fetch(base.filter(**{f"{key_attname}__in": keys}), {})
+        compiled = self.compiled.get((key_attname, shape))
+        if compiled is None:
+            compiled = self.compiled[(key_attname, shape)] = _RelationQuery(base, key_attname, self.lookups)
+        return self.items(compiled.rows(keys), {})
+
+
+# What a plain ordered queryset's Query may have set, and to what (`_plain_shape`): anything else
+# (a filter, a join, an annotation, a slice, `only()`, `extra()`) is not plain.
+_PLAIN_QUERY = {
+    "alias_refcount": {},
+    "alias_map": {},
+    "alias_cols": True,
+    "external_aliases": {},
+    "table_map": {},
+    "used_aliases": set(),
+    "annotations": {},
+    "extra": {},
+    "_filtered_relations": {},
+    "_annotation_select_cache": None,
+    "filter_is_sticky": False,
+    "extra_order_by": (),
+}
+
+
+def _plain_shape(queryset: QuerySet) -> tuple | None:
+    """(model, order, database) of a queryset that is only its model's rows in an order given by
+    field names, else None. Everything the Query has set is checked against `_PLAIN_QUERY`, so a
+    queryset this does not know is never taken for a plain one."""
+    query = queryset.query
+    for name, value in vars(query).items():
+        if name == "where":
+            if value.children:
+                return None
+        elif name == "order_by":
+            if not all(type(part) is str for part in value):
+                return None
+        elif name == "model":
+            continue
+        elif name not in _PLAIN_QUERY or value != _PLAIN_QUERY[name]:
+            return None
+    if queryset._fields is not None or queryset._iterable_class is not ModelIterable:
+        return None
+    return (query.model, tuple(query.order_by), query.default_ordering, query.standard_ordering, queryset.db)
+
+
+class _Keys:
+    """Stands, in a compiled query's parameters, where each run's keys go."""
+
+
+_KEYS = _Keys()
+
+
+class _AnyOf(Expression):
+    """`column = ANY(%s)`, with the keys as one array: the SQL is the same for every page, whatever
+    its size (and one prepared statement serves them all)."""
+
+    conditional = True
+
+    def __init__(self, name: str):
+        super().__init__(output_field=BooleanField())
+        self.name = name
+        self.column = None
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        resolved = self.copy()
+        resolved.column = F(self.name).resolve_expression(query, *args, **kwargs)
+        return resolved
+
+    def as_sql(self, compiler, connection):
+        sql, params = compiler.compile(self.column)
+        return f"{sql} = ANY(%s)", (*params, _KEYS)
+
+
+class _RelationQuery:
+    """A reverse relation's rows for a page, as `base.filter(key__in=keys).values_list(*lookups)`
+    reads them (same SQL but for `= ANY(%s)`, same converters), compiled once: building and
+    compiling that query cost more than PostgreSQL took to answer it (docs/benchmarks.md)."""
+
+    def __init__(self, base: QuerySet, key_attname: str, lookups: list[str]):
+        self.db = base.db
+        compiler = base.filter(_AnyOf(key_attname)).values_list(*lookups).query.get_compiler(using=self.db)
+        self.sql, params = compiler.as_sql()
+        self.params = list(params)
+        self.converters = [
+            (index, converters, expression)
+            for index, (converters, expression) in compiler.get_converters(
+                [column for column, *_ in compiler.select]
+            ).items()
+        ]
+
+    def rows(self, keys: list) -> list:
+        params = [keys if param is _KEYS else param for param in self.params]
+        connection = connections[self.db]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        if self.converters:
+            rows = [list(row) for row in rows]
+            for row in rows:
+                for index, converters, expression in self.converters:
+                    value = row[index]
+                    for converter in converters:
+                        value = converter(value, expression, connection)
+                    row[index] = value
+        return rows
 
 
 def _fields(serializer_class) -> dict:

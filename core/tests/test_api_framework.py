@@ -92,6 +92,45 @@ def test_list_envelope_pagination_and_link_header(api_client, key):
     assert response["RateLimit-Limit"] == "600"
 
 
+def _counted(api_client, key, url: str) -> tuple[dict, bool]:
+    """The pagination of `url` and whether answering it ran a COUNT."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        response = api_client.get(url, **bearer(key.raw_key))
+    assert response.status_code == 200, response.content
+    return response.json()["pagination"], any("COUNT(" in query["sql"] for query in captured.captured_queries)
+
+
+@pytest.mark.parametrize(
+    "query,total,has_next,counted",
+    [
+        ("take=10", 5, False, False),  # the whole list on the first page: its rows are the total
+        ("take=5", 5, False, False),  # exactly one page: the row after it is asked for, and is not there
+        ("take=2&page=3", 5, False, False),  # the last page: the rows before it and its own
+        ("take=2&page=2", 5, True, True),  # rows after the page: counted
+        ("take=4&page=2", 5, False, False),
+        ("take=2&page=4", 5, False, True),  # past the end: nothing in hand, counted
+        ("take=5&page=2", 5, False, True),
+    ],
+)
+def test_the_total_is_exact_and_a_list_that_ends_on_its_page_is_not_counted(
+    api_client, key, query, total, has_next, counted
+):
+    TeamFactory.create_batch(5)
+
+    pagination, ran_count = _counted(api_client, key, f"/v1/things?{query}")
+
+    assert (pagination["total"], pagination["hasNextPage"], ran_count) == (total, has_next, counted)
+
+
+def test_an_empty_list_has_total_zero_without_a_count(api_client, key):
+    pagination, ran_count = _counted(api_client, key, "/v1/things")
+
+    assert (pagination["total"], pagination["hasNextPage"], ran_count) == (0, False, False)
+
+
 def walk(api_client, key, query: str) -> tuple[list[int], list[dict], list[str]]:
     """Every page of /v1/things from the first by `after`: the ids, the paginations, the links."""
     response = api_client.get(f"/v1/things?{query}", **bearer(key.raw_key))

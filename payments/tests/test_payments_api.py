@@ -1,5 +1,6 @@
 """Payments over HTTP (docs/api.md, Payments): read-only, the organizer's only."""
 
+import orjson
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -146,8 +147,9 @@ def _payment_list_queries(api_client, organizer, key, count):
 
 def test_payment_list_query_count_is_constant(api_client, organizer, key):
     api_client.get("/v1/payments", **bearer(key))
-    assert _payment_list_queries(api_client, organizer, key, 1) == 3  # credential, count, payments with their rows
-    assert _payment_list_queries(api_client, organizer, key, 49) == 3
+    # credential, payments with their rows (a list that ends on its page needs no COUNT)
+    assert _payment_list_queries(api_client, organizer, key, 1) == 2
+    assert _payment_list_queries(api_client, organizer, key, 49) == 2
     payment = Payment.objects.last()
     with CaptureQueriesContext(connection) as context:
         assert api_client.get(f"/v1/payments/{payment.pk}", **bearer(key)).json()["payment"]["uid"] == payment.uid
@@ -158,6 +160,7 @@ def test_rows_write_what_model_instances_write_in_the_list_and_alone(api_client,
     """Payments are read as rows (core.readpath), never as model instances: the bodies must be
     what `PaymentSerializer` writes for the models, with and without an app."""
     from core.readpath import read_rows
+    from core.renderers import ORJSONRenderer
     from payments.selectors import payment_list
     from payments.serializers import PaymentSerializer
 
@@ -168,9 +171,9 @@ def test_rows_write_what_model_instances_write_in_the_list_and_alone(api_client,
     PaymentFactory()  # someone else's
     models = Payment.objects.filter(booking__organizer=organizer).select_related("app", "booking").order_by("id")
 
-    expected = PaymentSerializer(models, many=True).data
+    expected = orjson.loads(ORJSONRenderer().render(PaymentSerializer(models, many=True).data))
     rows = list(read_rows(payment_list(user=organizer), PaymentSerializer))
-    assert PaymentSerializer(rows, many=True).data == expected
+    assert orjson.loads(ORJSONRenderer().render(PaymentSerializer(rows, many=True).data)) == expected
     assert api_client.get("/v1/payments", **bearer(key)).json()["payments"] == expected
     for payment in expected:
         assert api_client.get(f"/v1/payments/{payment['id']}", **bearer(key)).json()["payment"] == payment
