@@ -211,8 +211,11 @@ class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet
         return serializer.validated_data
 
     def reload(self, instance):
-        """The object as the selector returns it (with its prefetches) for the response body."""
-        return self.get_queryset().filter(pk=instance.pk).first() or instance
+        """The written object for the response body, read as a GET of it reads it: the selector's
+        queryset (the caller's visibility) as rows of the output serializer (core.readpath), so a
+        write answers what the next GET shows. The instance itself where the caller cannot see it."""
+        rows = read_rows(self.get_queryset().filter(pk=instance.pk), self.get_output_serializer_class())
+        return rows.first() or instance
 
     def location_id(self, instance) -> str:
         return str(instance.pk)
