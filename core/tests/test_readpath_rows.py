@@ -2,12 +2,14 @@
 so that a field added to a serializer is in every answer, and a field the rows cannot read fails
 when the plan is made instead of disappearing from GET."""
 
+import re
 from datetime import time
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Prefetch
+from django.db.models.functions import Lower
 from django.test.utils import CaptureQueriesContext
 from rest_framework import serializers
 
@@ -114,6 +116,67 @@ def test_related_rows_follow_the_selectors_prefetch_filter_and_order():
 
     assert WithNames(read_rows(queryset, WithNames).get()).data == WithNames(queryset.get()).data
     assert [attendee.name for attendee in read_rows(queryset, WithNames).get().attendees] == ["Bea", "Al"]
+
+
+class _AttendeeNames(ApiSerializer):
+    name = serializers.CharField(read_only=True)
+
+
+class _WithAttendeeNames(ApiSerializer):
+    attendees = _AttendeeNames(many=True, read_only=True)
+
+
+def _attendee_names(queryset) -> tuple[list[list[str]], list[str]]:
+    """The attendees' names of each row, and the SQL of the query that read them."""
+    with CaptureQueriesContext(connection) as context:
+        rows = list(read_rows(queryset, _WithAttendeeNames))
+    return [[attendee.name for attendee in row.attendees] for row in rows], [
+        query["sql"] for query in context.captured_queries if "scheduling_attendee" in query["sql"]
+    ]
+
+
+def _keys_left_out(sql: str) -> str:
+    return re.sub(r"ANY\('\{[0-9,]*\}'::\w+\[\]\)", "ANY(%s)", sql)
+
+
+def test_a_plain_ordered_prefetch_is_one_statement_for_every_page_with_the_keys_as_one_array():
+    organizer = UserFactory()
+    for names in (["Bea", "Al"], ["Cy"], []):
+        BookingFactory(organizer=organizer, attendees=[{"name": name} for name in names])
+    prefetched = Booking.objects.filter(organizer=organizer).order_by("id")
+
+    def by_name():  # what a selector does: a new queryset on every call
+        return prefetched.prefetch_related(Prefetch("attendees", queryset=Attendee.objects.order_by("name")))
+
+    names, first = _attendee_names(by_name())
+    fewer, second = _attendee_names(by_name()[:1])
+
+    assert names == [["Al", "Bea"], ["Cy"], []]
+    assert fewer == [["Al", "Bea"]]
+    # The same statement for a page of 3 and a page of 1 (the log shows the keys written into it).
+    assert [_keys_left_out(sql) for sql in first] == [_keys_left_out(sql) for sql in second]
+    assert "= ANY(" in first[0]
+
+
+@pytest.mark.parametrize(
+    "related",
+    [
+        Attendee.objects.exclude(name="Cy").order_by("name"),  # a filter
+        Attendee.objects.order_by("name").only("id", "booking_id", "name"),  # deferred columns
+        Attendee.objects.order_by("name").reverse(),  # an order turned around
+        Attendee.objects.order_by(Lower("name")),  # an expression, not a field name
+    ],
+    ids=["filter", "only", "reverse", "expression"],
+)
+def test_any_other_prefetch_is_read_as_the_orm_reads_it(related):
+    organizer = UserFactory()
+    BookingFactory(organizer=organizer, attendees=[{"name": "bea"}, {"name": "Cy"}, {"name": "al"}])
+    queryset = Booking.objects.filter(organizer=organizer).prefetch_related(Prefetch("attendees", queryset=related))
+
+    names, sql = _attendee_names(queryset)
+
+    assert names == [[attendee.name for attendee in queryset.get().attendees.all()]]
+    assert "= ANY(" not in sql[0]
 
 
 def test_a_related_object_shared_by_rows_is_built_once():
