@@ -5,11 +5,15 @@ detail view, every change (edit, confirm or reject, reschedule, cancel) and `res
 this one rule, so whoever receives a booking's webhook events (the organizer's, the event type's
 and the team's webhooks, `webhooks.selectors.booking_webhooks`) may also open the booking."""
 
+import functools
 from datetime import datetime
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from accounts.models import Membership, MembershipRole, User
+from core.compiled_queries import Parameter
 from payments.models import Payment
 from scheduling.models import Attendee, Booking
 
@@ -66,20 +70,34 @@ def booking_visibility(user: User) -> Q:
     of teams they run, attendee email) rather than one OR of them: PostgreSQL cannot use an index
     for an OR of subqueries and scanned every booking (200,000 bookings: 570 ms for the count, 1.5 s
     for the first page, against 25 ms and 106 ms for the union)."""
+    sql, params = _visible_ids()
+    values = {"user_id": user.pk, "email": user.email}
+    return Q(pk__in=RawSQL(sql, [values[param.name] if isinstance(param, Parameter) else param for param in params]))
+
+
+@functools.cache
+def _visible_ids() -> tuple[str, tuple]:
+    """The union of `booking_visibility` as SQL, built and compiled by the ORM once per process with
+    a `Parameter` for the user's id and e-mail: building that union cost more CPU than PostgreSQL
+    takes to answer it, on every list, get and write of a booking (docs/benchmarks.md)."""
+    user = Parameter("user_id", User._meta.pk)
     ids = (
-        Booking.objects.filter(organizer=user)
+        Booking.objects.filter(organizer_id=user)
         .values("pk")
         .order_by()
         .union(
-            Booking.objects.filter(event_type__owner=user).values("pk").order_by(),
+            Booking.objects.filter(event_type__owner_id=user).values("pk").order_by(),
             Booking.objects.filter(event_type__team_id__in=_teams_run_by(user)).values("pk").order_by(),
-            Attendee.objects.filter(email=user.email).values("booking_id").order_by(),
+            Attendee.objects.filter(email=Parameter("email", User._meta.get_field("email")))
+            .values("booking_id")
+            .order_by(),
         )
     )
-    return Q(pk__in=ids)
+    sql, params = ids.query.get_compiler(DEFAULT_DB_ALIAS).as_sql()
+    return sql, tuple(params)
 
 
-def _teams_run_by(user: User) -> QuerySet:
+def _teams_run_by(user: User | Parameter) -> QuerySet:
     return Membership.objects.filter(
         user=user, accepted=True, role__in=(MembershipRole.ADMIN, MembershipRole.OWNER)
     ).values("team_id")
