@@ -24,10 +24,10 @@ def retention_cutoff(now=None):
     return (now or timezone.now()) - timedelta(seconds=kept)
 
 
-def purge_old_deliveries(*, now=None, batch_size: int | None = None) -> int:
+def purge_old_deliveries(*, now=None, batch_size: int | None = None, max_batches: int | None = None) -> int:
     """Delete finished deliveries (and their attempts) past the retention, oldest first, in short
-    batches (core.batches); returns how many deliveries went. Idempotent: a second run finds
-    nothing more to delete."""
+    batches (core.batches), at most `max_batches` of them if given; returns how many deliveries
+    went. Idempotent: a second run finds nothing more to delete."""
     placeholders = ", ".join(["%s"] * len(FINISHED_STATUSES))
     return delete_in_batches(
         table=WebhookDelivery._meta.db_table,
@@ -37,4 +37,5 @@ def purge_old_deliveries(*, now=None, batch_size: int | None = None) -> int:
         order_by="event_created_at",
         batch_size=batch_size or webhook_setting("PURGE_BATCH_SIZE"),
         dependents=((DeliveryAttempt._meta.db_table, DeliveryAttempt._meta.get_field("delivery").column),),
+        max_batches=max_batches,
     )

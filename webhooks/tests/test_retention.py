@@ -80,6 +80,18 @@ def test_every_batch_boundary_deletes_exactly_the_old_rows(old_count):
     assert DeliveryAttempt.objects.count() == 2
 
 
+def test_a_run_of_bounded_length_stops_after_its_batches_oldest_first_and_the_next_goes_on():
+    webhook = WebhookFactory()
+    old = [make_delivery(webhook, days_ago=days, attempts=1) for days in (95, 90, 85, 80, 75)]
+    recent = make_delivery(webhook, days_ago=1)
+
+    assert purge_old_deliveries(batch_size=2, max_batches=1) == 2
+    assert kept_ids() == [delivery.pk for delivery in old[2:]] + [recent.pk]
+    assert purge_old_deliveries(batch_size=2, max_batches=2) == 3
+    assert kept_ids() == [recent.pk]
+    assert DeliveryAttempt.objects.count() == 1  # the recent delivery's own
+
+
 def test_a_second_run_deletes_nothing_and_changes_nothing():
     webhook = WebhookFactory()
     make_delivery(webhook, days_ago=90)
