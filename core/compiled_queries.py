@@ -7,6 +7,9 @@ event type) and for the statements the ORM cannot say (webhooks.delivery_sql).
   `select_related` asks for. Tables, joins and the WHERE clause are the ORM's, so a rule written as a
   `Q` (a visibility filter) is written once and applies here too. The cost it saves is building the
   query on every call (docs/benchmarks.md, "Profiling and what changed").
+- `CompiledValues`: the same for a `values_list()` queryset: its rows as tuples, after the
+  converters the ORM applies. With `AnyOf`, a list of values is one array parameter
+  (`column = ANY(%s)`), so one statement serves lists of any length.
 - `row_layout(model)` and `instances(row, …)`: for hand-written SQL that selects a model's concrete
   columns in order (`RowLayout.columns`).
 
@@ -18,8 +21,8 @@ converters (JSONField's decoding for one).
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import DEFAULT_DB_ALIAS, connection
-from django.db.models import Expression, QuerySet
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.models import BooleanField, Expression, F, QuerySet
 from django.db.models.expressions import Col
 
 
@@ -156,13 +159,81 @@ class CompiledQuery:
         """The first instance the queryset gives with these values for its parameters, or None.
         One query. Values the query has no parameter for are ignored (a query compiled for a
         system admin has no `user_id`), so callers pass the same values to every variant."""
-        params = self.params.copy()
-        try:
-            for index, name in self._slots:
-                params[index] = values[name]
-        except KeyError as missing:
-            raise TypeError(f"CompiledQuery needs a value for the parameter {missing}.") from None
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            cursor.execute(self.sql, _values(self.params, self._slots, values))
             row = cursor.fetchone()
         return None if row is None else self._root.instance(row)
+
+    def all(self, **values) -> list:
+        """Every instance the queryset gives with these values for its parameters; one query."""
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, _values(self.params, self._slots, values))
+            rows = cursor.fetchall()
+        return [self._root.instance(row) for row in rows]
+
+
+def _values(params: list, slots: list[tuple[int, str]], values: dict) -> list:
+    params = params.copy()
+    try:
+        for index, name in slots:
+            params[index] = values[name]
+    except KeyError as missing:
+        raise TypeError(f"The compiled query needs a value for the parameter {missing}.") from None
+    return params
+
+
+class CompiledValues:
+    """A `values_list()` queryset compiled once, run many times with new `Parameter` values; its
+    rows are the tuples `values_list()` gives (the backend's and the fields' converters applied).
+    Built at the first call of a `functools.cache`d function, as `CompiledQuery`."""
+
+    def __init__(self, queryset: QuerySet):
+        self.db = queryset.db
+        compiler = queryset.query.get_compiler(using=self.db)
+        self.sql, params = compiler.as_sql()
+        self.params = list(params)
+        self._slots = [(index, param.name) for index, param in enumerate(params) if isinstance(param, Parameter)]
+        found = compiler.get_converters([column for column, *_ in compiler.select])
+        self._converters = [(index, converters, expression) for index, (converters, expression) in found.items()]
+
+    def rows(self, **values) -> list:
+        """The rows for these values of the parameters; one query."""
+        database = connections[self.db]
+        with database.cursor() as cursor:
+            cursor.execute(self.sql, _values(self.params, self._slots, values))
+            rows = cursor.fetchall()
+        if not self._converters:
+            return rows
+        converted = []
+        for row in rows:
+            row = list(row)
+            for index, converters, expression in self._converters:
+                value = row[index]
+                for converter in converters:
+                    value = converter(value, expression, database)
+                row[index] = value
+            converted.append(tuple(row))
+        return converted
+
+
+class AnyOf(Expression):
+    """`column = ANY(%s)`: the column is one of the values of a list given as one array parameter,
+    so the SQL is the same for a list of any length (where `column__in` writes one placeholder per
+    value). A condition: `queryset.filter(AnyOf("booking_id", Parameter("keys", …)))`."""
+
+    conditional = True
+
+    def __init__(self, name: str, parameter: Parameter):
+        super().__init__(output_field=BooleanField())
+        self.name, self.parameter = name, parameter
+        self.column = None
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        resolved = self.copy()
+        resolved.column = F(self.name).resolve_expression(query, *args, **kwargs)
+        return resolved
+
+    def as_sql(self, compiler, connection):
+        column_sql, column_params = compiler.compile(self.column)
+        parameter_sql, parameter_params = compiler.compile(self.parameter)
+        return f"{column_sql} = ANY({parameter_sql})", (*column_params, *parameter_params)

@@ -64,7 +64,12 @@ class Availability(models.Model):
 
     @property
     def days(self) -> list[int]:
-        return [day for day in range(7) if self.days_mask & (1 << day)]
+        return Availability.days_of(self.days_mask)
+
+    @staticmethod
+    def days_of(mask: int) -> list[int]:
+        """The days (0 = Sunday … 6 = Saturday) of a `days_mask`."""
+        return [day for day in range(7) if mask & (1 << day)]
 
     @staticmethod
     def mask_for(days) -> int:

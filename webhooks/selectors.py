@@ -1,11 +1,13 @@
 """Reads of webhooks and deliveries, with their visibility rule and their joins in one place, and
 the reads that decide which webhooks hear about an event."""
 
+import functools
 from datetime import datetime
 
 from django.db.models import Prefetch, Q, QuerySet
 
 from accounts.selectors import managed_team_ids
+from core.compiled_queries import CompiledQuery, Parameter
 from webhooks.models import PING_TRIGGER, DeliveryAttempt, Webhook, WebhookDelivery, WebhookScheduledTrigger
 
 
@@ -137,18 +139,29 @@ def feed_horizon() -> int:
 def owner_filter(*, user=None, team=None, event_type=None) -> Q:
     """Webhooks that hear about an event of `user`, `team` or `event_type`: the event type's own
     webhooks, its owner's user-level webhooks and its team's team-level webhooks."""
+    return _owner_condition(
+        user_id=None if user is None else user.pk,
+        team_id=None if team is None else team.pk,
+        event_type=None if event_type is None else (event_type.pk, event_type.owner_id, event_type.team_id),
+    )
+
+
+def _owner_condition(*, user_id, team_id, event_type: tuple | None) -> Q:
+    """`owner_filter` by ids (values, or the `Parameter`s of a compiled query); `event_type` is
+    (its id, its owner's id, its team's id), each of the last two None where it has none."""
     user_level = Q(team__isnull=True, event_type__isnull=True)
     condition = Q(pk__in=[])
-    if user is not None:
-        condition |= user_level & Q(user=user)
-    if team is not None:
-        condition |= Q(team=team)
+    if user_id is not None:
+        condition |= user_level & Q(user_id=user_id)
+    if team_id is not None:
+        condition |= Q(team_id=team_id)
     if event_type is not None:
-        condition |= Q(event_type=event_type)
-        if event_type.owner_id is not None:
-            condition |= user_level & Q(user_id=event_type.owner_id)
-        if event_type.team_id is not None:
-            condition |= Q(team_id=event_type.team_id)
+        event_type_id, owner_id, event_type_team_id = event_type
+        condition |= Q(event_type_id=event_type_id)
+        if owner_id is not None:
+            condition |= user_level & Q(user_id=owner_id)
+        if event_type_team_id is not None:
+            condition |= Q(team_id=event_type_team_id)
     return condition
 
 
@@ -162,13 +175,38 @@ def subscribed_webhooks(*, trigger: str, user=None, team=None, event_type=None) 
     return subscribed_to(trigger, candidates.order_by("created_at", "id"))
 
 
-def _booking_owner_filter(booking) -> Q:
-    return owner_filter(user=booking.organizer, event_type=booking.event_type)
-
-
 def booking_webhooks(booking) -> list[Webhook]:
     """The active webhooks that hear about `booking` (its organizer's, its event type's, its team's),
     oldest first, as `emit_event` would find them: one query for every event and scheduled trigger
     of a booking step (pick a trigger's with `subscribed_to`)."""
-    candidates = Webhook.objects.filter(_booking_owner_filter(booking), active=True)
-    return list(candidates.order_by("created_at", "id"))
+    event_type_id, owner_id, team_id = booking.event_type_id, None, None
+    if event_type_id is not None:
+        owner_id, team_id = booking.event_type.owner_id, booking.event_type.team_id
+    query = _booking_webhooks(
+        with_user=booking.organizer_id is not None,
+        with_event_type=event_type_id is not None,
+        with_owner=owner_id is not None,
+        with_team=team_id is not None,
+    )
+    return query.all(user_id=booking.organizer_id, event_type_id=event_type_id, owner_id=owner_id, team_id=team_id)
+
+
+@functools.cache
+def _booking_webhooks(*, with_user: bool, with_event_type: bool, with_owner: bool, with_team: bool) -> CompiledQuery:
+    """`booking_webhooks`' query for one shape of booking, built and compiled by the ORM once per
+    process from `owner_filter`'s rule with `Parameter`s for the ids: every booking write reads it,
+    and building it per call cost more CPU than PostgreSQL took to answer it (docs/benchmarks.md)."""
+
+    def key(name: str, relation: str) -> Parameter:  # an id of the model `relation` points to
+        return Parameter(name, Webhook._meta.get_field(relation).target_field)
+
+    user_id = key("user_id", "user")
+    event_type = None
+    if with_event_type:
+        event_type = (
+            key("event_type_id", "event_type"),
+            key("owner_id", "user") if with_owner else None,
+            key("team_id", "team") if with_team else None,
+        )
+    condition = _owner_condition(user_id=user_id if with_user else None, team_id=None, event_type=event_type)
+    return CompiledQuery(Webhook.objects.filter(condition, active=True).order_by("created_at", "id"))

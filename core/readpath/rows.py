@@ -39,10 +39,11 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
-from django.db import connections
-from django.db.models import BooleanField, Expression, F, Model, Prefetch, QuerySet
+from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
+
+from core.compiled_queries import AnyOf, CompiledValues, Parameter
 
 
 def reads(*sources: str) -> Callable:
@@ -68,7 +69,7 @@ class _Node:
         self.properties: set[str] = set()
         self.forward: dict[str, tuple[str, _Node]] = {}  # attribute -> (its foreign key's attname, node)
         self.many: dict[str, tuple[str, _Node]] = {}  # attribute -> (the related model's foreign key attname, node)
-        self.compiled: dict[tuple, _RelationQuery] = {}  # (foreign key attname, `_plain_shape`) -> its query
+        self.compiled: dict[tuple, CompiledValues] = {}  # (foreign key attname, `_plain_shape`) -> its query
 
     def need(self, attname: str) -> None:
         if attname not in self.attnames:
@@ -224,14 +225,14 @@ class _Node:
         """This (reverse relation's) node's rows whose `key_attname` is one of `keys`, filtered and
         ordered as `base`. A plain ordered `base` (no filter, join, annotation or slice: what the
         selectors prefetch) is compiled once per node, order and database, with the keys as one
-        array parameter (`_RelationQuery`); any other is built by the ORM on each call."""
+        array parameter (`_relation_query`); any other is built by the ORM on each call."""
         shape = _plain_shape(base)
         if shape is None:
             return self.fetch(base.filter(**{f"{key_attname}__in": keys}), {})
         compiled = self.compiled.get((key_attname, shape))
         if compiled is None:
-            compiled = self.compiled[(key_attname, shape)] = _RelationQuery(base, key_attname, self.lookups)
-        return self.items(compiled.rows(keys), {})
+            compiled = self.compiled[(key_attname, shape)] = _relation_query(base, key_attname, self.lookups)
+        return self.items(compiled.rows(keys=keys), {})
 
 
 # What a plain ordered queryset's Query may have set, and to what (`_plain_shape`): anything else
@@ -273,66 +274,12 @@ def _plain_shape(queryset: QuerySet) -> tuple | None:
     return (query.model, tuple(query.order_by), query.default_ordering, query.standard_ordering, queryset.db)
 
 
-class _Keys:
-    """Stands, in a compiled query's parameters, where each run's keys go."""
-
-
-_KEYS = _Keys()
-
-
-class _AnyOf(Expression):
-    """`column = ANY(%s)`, with the keys as one array: the SQL is the same for every page, whatever
-    its size (and one prepared statement serves them all)."""
-
-    conditional = True
-
-    def __init__(self, name: str):
-        super().__init__(output_field=BooleanField())
-        self.name = name
-        self.column = None
-
-    def resolve_expression(self, query=None, *args, **kwargs):
-        resolved = self.copy()
-        resolved.column = F(self.name).resolve_expression(query, *args, **kwargs)
-        return resolved
-
-    def as_sql(self, compiler, connection):
-        sql, params = compiler.compile(self.column)
-        return f"{sql} = ANY(%s)", (*params, _KEYS)
-
-
-class _RelationQuery:
+def _relation_query(base: QuerySet, key_attname: str, lookups: list[str]) -> CompiledValues:
     """A reverse relation's rows for a page, as `base.filter(key__in=keys).values_list(*lookups)`
-    reads them (same SQL but for `= ANY(%s)`, same converters), compiled once: building and
-    compiling that query cost more than PostgreSQL took to answer it (docs/benchmarks.md)."""
-
-    def __init__(self, base: QuerySet, key_attname: str, lookups: list[str]):
-        self.db = base.db
-        compiler = base.filter(_AnyOf(key_attname)).values_list(*lookups).query.get_compiler(using=self.db)
-        self.sql, params = compiler.as_sql()
-        self.params = list(params)
-        self.converters = [
-            (index, converters, expression)
-            for index, (converters, expression) in compiler.get_converters(
-                [column for column, *_ in compiler.select]
-            ).items()
-        ]
-
-    def rows(self, keys: list) -> list:
-        params = [keys if param is _KEYS else param for param in self.params]
-        connection = connections[self.db]
-        with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
-            rows = cursor.fetchall()
-        if self.converters:
-            rows = [list(row) for row in rows]
-            for row in rows:
-                for index, converters, expression in self.converters:
-                    value = row[index]
-                    for converter in converters:
-                        value = converter(value, expression, connection)
-                    row[index] = value
-        return rows
+    reads them but with the keys as one array (`AnyOf`), compiled once: building and compiling that
+    query cost more than PostgreSQL took to answer it (docs/benchmarks.md)."""
+    keys = Parameter("keys", base.model._meta.get_field(key_attname))
+    return CompiledValues(base.filter(AnyOf(key_attname, keys)).values_list(*lookups))
 
 
 def _fields(serializer_class) -> dict:

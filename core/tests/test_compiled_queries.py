@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.models import Q
 
 from accounts.models import User
-from core.compiled_queries import CompiledQuery, Parameter, instances, row_layout
+from core.compiled_queries import AnyOf, CompiledQuery, CompiledValues, Parameter, instances, row_layout
 from scheduling.models import EventType, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
@@ -77,3 +77,44 @@ def test_a_hand_written_row_of_concrete_columns_becomes_the_orms_instances():
     assert field_values(found) == field_values(Schedule.objects.get(pk=schedule.pk))
     assert field_values(user) == field_values(User.objects.get(pk=schedule.user_id))
     assert not found._state.adding and not user._state.adding
+
+
+def test_compiled_values_are_the_querysets_rows_converters_applied(django_assert_num_queries):
+    from payments.models import Payment
+    from payments.tests.factories import PaymentFactory
+
+    PaymentFactory(currency="usd", data={"charge": "ch_1", "nested": [1, None]})
+    PaymentFactory(currency="eur", data={})
+    currency = Parameter("currency", Payment._meta.get_field("currency"))
+    compiled = CompiledValues(Payment.objects.filter(currency=currency).order_by("id").values_list("uid", "data"))
+
+    with django_assert_num_queries(1):
+        rows = compiled.rows(currency="usd")
+
+    assert rows == list(Payment.objects.filter(currency="usd").order_by("id").values_list("uid", "data"))
+    assert rows[0][1] == {"charge": "ch_1", "nested": [1, None]}  # the JSON column decoded
+    with pytest.raises(TypeError, match="currency"):
+        compiled.rows()
+
+
+def test_any_of_is_one_statement_for_lists_of_any_length():
+    schedules = ScheduleFactory.create_batch(3)
+    keys = Parameter("keys", Schedule._meta.pk)
+    compiled = CompiledValues(Schedule.objects.filter(AnyOf("id", keys)).order_by("id").values_list("id"))
+
+    assert compiled.rows(keys=[schedules[0].pk, schedules[2].pk]) == [(schedules[0].pk,), (schedules[2].pk,)]
+    assert compiled.rows(keys=[]) == []
+    assert compiled.rows(keys=[schedule.pk for schedule in schedules]) == [(schedule.pk,) for schedule in schedules]
+    assert "= ANY(%s)" in compiled.sql
+
+
+def test_all_gives_every_instance_in_the_querysets_order():
+    EventTypeFactory(title="Intro"), EventTypeFactory(title="Intro"), EventTypeFactory(title="Demo")
+    compiled = CompiledQuery(event_types(Parameter("title", EventType._meta.get_field("title"))).order_by("id"))
+
+    found = compiled.all(title="Intro")
+
+    assert [field_values(item) for item in found] == [
+        field_values(item) for item in event_types("Intro").order_by("id")
+    ]
+    assert compiled.all(title="None such") == []

@@ -1,11 +1,13 @@
 """The database side of slot computation: load a schedule and the host's busy time, then hand
 them to the pure `scheduling.slots` functions."""
 
+import functools
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from accounts.models import User
+from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
@@ -29,25 +31,57 @@ def event_type_schedule(event_type: EventType) -> Schedule | None:
 
 def _rules(schedule: Schedule, first_day, last_day) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
     weekly, overrides = [], []
-    rows = Availability.objects.filter(schedule=schedule).exclude(date__lt=first_day).exclude(date__gt=last_day)
-    for row in rows:
-        if row.date is None:
-            weekly.append(WeeklyRule(days=frozenset(row.days), start=row.start_time, end=row.end_time))
+    rows = _rules_query().rows(schedule_id=schedule.pk, first_day=first_day, last_day=last_day)
+    for day, days_mask, start, end in rows:
+        if day is None:
+            weekly.append(WeeklyRule(days=frozenset(Availability.days_of(days_mask)), start=start, end=end))
         else:
-            overrides.append(DateOverride(date=row.date, start=row.start_time, end=row.end_time))
+            overrides.append(DateOverride(date=day, start=start, end=end))
     return tuple(weekly), tuple(overrides)
+
+
+@functools.cache
+def _rules_query() -> CompiledValues:
+    """A schedule's weekly rules and its date overrides between two days, built and compiled by the
+    ORM once per process (every GET /slots and every booking reads it: building it per call cost
+    more CPU than PostgreSQL took to answer it, docs/benchmarks.md)."""
+    day = Availability._meta.get_field("date")
+    rows = (
+        Availability.objects.filter(schedule_id=Parameter("schedule_id", Schedule._meta.pk))
+        .exclude(date__lt=Parameter("first_day", day))
+        .exclude(date__gt=Parameter("last_day", day))
+    )
+    return CompiledValues(rows.values_list("date", "days_mask", "start_time", "end_time"))
 
 
 def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
     """The host's accepted and pending bookings near [start, end), each widened by its own buffers."""
-    bookings = Booking.objects.filter(
-        organizer=host, status__in=BLOCKING_STATUSES, start_time__lt=end, end_time__gt=start
-    ).values_list("start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer")
-    if exclude_booking_id is not None:
-        bookings = bookings.exclude(pk=exclude_booking_id)
+    bookings = _busy_query(excluding=exclude_booking_id is not None).rows(
+        host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
+    )
     return tuple(
         (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
         for booking_start, booking_end, before, after in bookings
+    )
+
+
+@functools.cache
+def _busy_query(*, excluding: bool) -> CompiledValues:
+    """`_busy`'s bookings (with their event types' buffers), compiled once per process, as
+    `_rules_query`; one variant leaves one booking out (a reschedule's own)."""
+    moment = Booking._meta.get_field("start_time")
+    bookings = Booking.objects.filter(
+        organizer_id=Parameter("host_id", User._meta.pk),
+        status__in=BLOCKING_STATUSES,
+        start_time__lt=Parameter("end", moment),
+        end_time__gt=Parameter("start", moment),
+    )
+    if excluding:
+        bookings = bookings.exclude(pk=Parameter("excluded", Booking._meta.pk))
+    return CompiledValues(
+        bookings.values_list(
+            "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
+        )
     )
 
 
