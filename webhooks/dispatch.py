@@ -51,15 +51,12 @@ def enqueue_new_deliveries(deliveries: list[tuple[int, object, float | None]]) -
         return
     admitted, later = [], []
     try:
-        gate = publisher_gate()
-        for delivery_id, webhook_id, rate_limit in deliveries:
-            admission = gate.acquire(
-                webhook_id=webhook_id,
-                delivery_id=delivery_id,
-                cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"),
-                hold_seconds=webhook_setting("LEASE_SECONDS"),
-                rate=rate_limit,
-            )
+        admissions = publisher_gate().acquire_many(
+            [(webhook_id, delivery_id, rate_limit) for delivery_id, webhook_id, rate_limit in deliveries],
+            cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"),
+            hold_seconds=webhook_setting("LEASE_SECONDS"),
+        )
+        for (delivery_id, _, _), admission in zip(deliveries, admissions, strict=True):
             if admission.admitted:
                 admitted.append(delivery_id)
             elif admission.retry_in is not None:

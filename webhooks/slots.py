@@ -103,14 +103,24 @@ class RedisGate:
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
 
     def acquire(self, *, webhook_id, delivery_id: int, cap: int, hold_seconds: float, rate: float | None):
+        return self.acquire_many([(webhook_id, delivery_id, rate)], cap=cap, hold_seconds=hold_seconds)[0]
+
+    def acquire_many(self, requests: list[tuple], *, cap: int, hold_seconds: float) -> list[Admission]:
+        """`acquire` for each (webhook id, delivery id, rate) in order, in one round trip: the script
+        runs once per delivery, one after another, as separate calls would (a commit's deliveries)."""
         now_ms = int(time.time() * 1000)
-        spacing = int(1000 / rate) if rate else 0
-        admitted, wait = self.acquire_script(
-            keys=_keys(webhook_id), args=[delivery_id, cap, now_ms + int(hold_seconds * 1000), now_ms, spacing]
-        )
-        if admitted:
-            return Admission(True)
-        return Admission(False, wait / 1000 if wait > 0 else None)
+        pipeline = self.client.pipeline(transaction=False)
+        for webhook_id, delivery_id, rate in requests:
+            spacing = int(1000 / rate) if rate else 0
+            self.acquire_script(
+                keys=_keys(webhook_id),
+                args=[delivery_id, cap, now_ms + int(hold_seconds * 1000), now_ms, spacing],
+                client=pipeline,
+            )
+        return [
+            Admission(True) if admitted else Admission(False, wait / 1000 if wait > 0 else None)
+            for admitted, wait in pipeline.execute()
+        ]
 
     def release(self, *, webhook_id, delivery_id: int) -> int | None:
         slots, waiting, _ = _keys(webhook_id)
@@ -164,6 +174,12 @@ class LocalGate:
             waiting.discard(delivery_id)
             slots[delivery_id] = now + hold_seconds
             return Admission(True)
+
+    def acquire_many(self, requests: list[tuple], *, cap: int, hold_seconds: float) -> list[Admission]:
+        return [
+            self.acquire(webhook_id=webhook_id, delivery_id=delivery_id, cap=cap, hold_seconds=hold_seconds, rate=rate)
+            for webhook_id, delivery_id, rate in requests
+        ]
 
     def release(self, *, webhook_id, delivery_id: int) -> int | None:
         with self.lock:

@@ -69,6 +69,35 @@ def test_a_rate_limited_webhook_starts_one_attempt_per_interval_and_one_delivery
     assert not woken_early.admitted and woken_early.retry_in is not None  # it enqueues itself again
 
 
+def test_a_commits_deliveries_pass_the_gate_in_one_call_as_one_by_one(gate, settings):
+    """`acquire_many` (one round trip to Redis) admits what successive `acquire` calls admit: two
+    webhooks' deliveries in their order, the cap of each, and a rate limit's wait."""
+    import redis
+
+    busy, other, limited = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    requests = [
+        (busy, 1, None),
+        (other, 2, None),
+        (busy, 3, None),
+        (busy, 4, None),
+        (limited, 5, 1.0),
+        (limited, 6, 1.0),
+    ]
+    if isinstance(gate, RedisGate):
+        commands = redis.Redis.from_url(settings.REDIS_URL).info("commandstats")
+
+    admissions = gate.acquire_many(requests, cap=2, hold_seconds=60)
+
+    assert [admission.admitted for admission in admissions] == [True, True, True, False, True, False]
+    assert admissions[3].retry_in is None  # waits for a slot to free
+    assert 0 < admissions[5].retry_in <= 1.0  # waits for the rate limit's interval
+    assert gate.in_flight(busy) == 2 and gate.in_flight(other) == 1
+    if isinstance(gate, RedisGate):  # the scripts ran once per delivery, in one pipeline
+        after = redis.Redis.from_url(settings.REDIS_URL).info("commandstats")
+        ran = after.get("cmdstat_evalsha", {}).get("calls", 0) - commands.get("cmdstat_evalsha", {}).get("calls", 0)
+        assert ran == len(requests)
+
+
 def test_enqueue_waiting_hands_back_the_oldest(gate):
     webhook_id = uuid.uuid4()
     assert gate.enqueue_waiting(webhook_id=webhook_id, delivery_ids=[7, 3, 5]) == 3
