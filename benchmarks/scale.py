@@ -19,6 +19,12 @@ same data.
 
 BENCH_SCALE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_scale) names the
 databases; the name must contain "bench" (they are dropped and re-created unless `--reuse`).
+The line "the primary's CPU per booking" is the CPU time of the PostgreSQL backend serving the
+requests (from /proc: the server must run on this machine) and the WAL written, per booking, over
+200 POSTs: what one booking costs the primary, whose capacity it gives (docs/operations.md).
+`--reuse` measures the databases an earlier run left (seeding only the missing sizes), after
+removing the bookings that run's POSTs made.
+
 REDIS_URL as for the tests. Prints a Markdown table (docs/benchmarks.md records them) and, with
 `--chart PATH`, draws the curve (milliseconds against bookings, both logarithmic) if matplotlib is
 installed (`make bench` installs it).
@@ -29,6 +35,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
@@ -47,9 +54,9 @@ from django.test.utils import setup_test_environment  # noqa: E402
 
 from accounts.models import User, UserRole  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
-from benchmarks.databases import recreate, timed, use_database  # noqa: E402
+from benchmarks.databases import exists, recreate, timed, use_database  # noqa: E402
 from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
-from benchmarks.seed import purge_broker  # noqa: E402
+from benchmarks.seed import purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
 from payments.models import Payment  # noqa: E402
 from scheduling.models import Booking  # noqa: E402
@@ -59,6 +66,8 @@ from webhooks.retention import purge_old_deliveries  # noqa: E402
 
 TAKE = 100
 DEEP_PAGE = 1000
+PURGE_BATCHES = 20  # the purge is timed over this many batches (or fewer, at the small sizes)
+DATABASE_COST_BOOKINGS = 200  # POSTs over which the primary's CPU (10-ms ticks) and WAL are read
 
 
 def prepare(name: str, bookings: int) -> dict:
@@ -86,6 +95,37 @@ def prepare(name: str, bookings: int) -> dict:
         cursor.execute("VACUUM ANALYZE")
     print(f"{name}: seeded {bookings:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return caller
+
+
+def reuse(name: str) -> dict | None:
+    """The caller of database `name` as an earlier run seeded it, with the bookings that run's POSTs
+    made (and their deliveries) removed; None when there is no such database."""
+    if not exists(DATABASE_URL, name):
+        return None
+    use_database(name)
+    caller = seeded_caller()
+    made = Booking.objects.filter(event_type_id=caller["post_event_type_id"])
+    first = made.order_by("created_at").values_list("created_at", flat=True).first()
+    if first is not None:
+        WebhookDelivery.objects.filter(webhook__user_id=caller["user_id"], event_created_at__gte=first).delete()
+        made.delete()
+    return seeded_caller()  # the POST slots those bookings held are free again
+
+
+def backend_cpu_ms() -> float:
+    """CPU time (user + system) that this connection's PostgreSQL backend has used, read from
+    /proc: the benchmark's server runs on this machine."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def wal_position() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_lsn() - '0/0'")
+        return int(cursor.fetchone()[0])
 
 
 def api_client(user) -> Client:
@@ -116,7 +156,10 @@ def rolled_back(run, repeats: int) -> tuple[float, int]:
     return statistics.median(durations), result
 
 
-def post_bookings(client: Client, caller: dict, runs: int) -> float:
+def post_bookings(client: Client, caller: dict, runs: int) -> tuple[float, float, int]:
+    """The median milliseconds of one POST /v1/bookings (of `runs` after a warm-up) and, over
+    DATABASE_COST_BOOKINGS more, what each cost the PostgreSQL primary: its backend's CPU
+    milliseconds and the bytes of WAL written."""
     slots = iter(caller["post_slots"])
 
     def post(index: int) -> None:
@@ -136,7 +179,11 @@ def post_bookings(client: Client, caller: dict, runs: int) -> float:
         started = time.perf_counter()
         post(index)
         durations.append((time.perf_counter() - started) * 1000)
-    return statistics.median(durations)
+    cpu, wal = backend_cpu_ms(), wal_position()
+    for index in range(runs + 1, runs + 1 + DATABASE_COST_BOOKINGS):
+        post(index)
+    cpu, wal = backend_cpu_ms() - cpu, wal_position() - wal
+    return statistics.median(durations), cpu / DATABASE_COST_BOOKINGS, wal // DATABASE_COST_BOOKINGS
 
 
 def measure(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
@@ -165,11 +212,14 @@ def measure(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
     busy = caller["busy_window"]
     slots = f"/v1/slots?eventTypeId={caller['slots_event_type_id']}&startTime={busy[0]}&endTime={busy[1]}"
     lines["slots: 31 days, 500 bookings"] = (timed(organizer, slots, runs)[0], "")
-    lines["POST /v1/bookings"] = (post_bookings(organizer, caller, runs), "")
+    post_ms, database_ms, wal_bytes = post_bookings(organizer, caller, runs)
+    lines["POST /v1/bookings"] = (post_ms, "")
+    lines["POST /v1/bookings: the primary's CPU per booking"] = (database_ms, f"{wal_bytes:,} B of WAL")
     sweep_ms, claimed = rolled_back(sweep, runs)
     lines["sweeper: one run"] = (sweep_ms, f"{claimed} claimed")
-    purge_ms, purged = rolled_back(purge_old_deliveries, 1)
-    lines["purge: one batch of 1,000"] = (purge_ms / max(purged / 1000, 1), f"{purged:,} purged")
+    purge_ms, purged = rolled_back(lambda: purge_old_deliveries(batch_size=1000, max_batches=PURGE_BATCHES), 1)
+    batches = max(-(-purged // 1000), 1)
+    lines["purge: one batch of 1,000"] = (purge_ms / batches, f"{purged:,} purged in {batches} batches")
     purge_broker()
     return lines
 
@@ -179,6 +229,9 @@ def main() -> None:
     parser.add_argument("--max", type=int, default=int(os.environ.get("BENCH_SCALE_MAX", "5")), choices=(3, 5, 7))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--chart", help="draw the curve into this PNG file")
+    parser.add_argument(
+        "--reuse", action="store_true", help="measure the databases an earlier run seeded (seed only missing ones)"
+    )
     arguments = parser.parse_args()
     base = connection.settings_dict["NAME"]
     if "bench" not in base:
@@ -188,7 +241,7 @@ def main() -> None:
     results = {}
     for exponent in exponents:
         name = f"{base}_{exponent}"
-        caller = prepare(name, 10**exponent)
+        caller = (reuse(name) if arguments.reuse else None) or prepare(name, 10**exponent)
         results[exponent] = measure(caller, arguments.runs)
     smallest = exponents[0]
     headers = [f"10^{exponent} bookings" for exponent in exponents]

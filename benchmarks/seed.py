@@ -71,8 +71,6 @@ def seed(*, stdout=sys.stdout) -> dict:
     from core.models import App
     from payments.models import Payment, PaymentOption
     from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Schedule
-    from scheduling.selectors.slots import slot_request_for
-    from scheduling.slots import free_slots
     from webhooks.models import Webhook, WebhookTrigger
 
     progress = Progress(total=11)
@@ -209,6 +207,39 @@ def seed(*, stdout=sys.stdout) -> dict:
         cursor.execute("ANALYZE")
     progress.step("ANALYZE")
 
+    seeded = _seeded(user=user, api_key=api_key, team=team, schedule=schedules[0], event_types=event_types, t0=t0)
+    progress.step("5,000 free slots")
+    return seeded
+
+
+def seeded_caller() -> dict:
+    """What `seed()` returned, read back from a database it seeded (for a benchmark that reuses
+    one): the same ids and windows, a new API key, and the POST slots still free now."""
+    from accounts.models import Membership, User
+    from accounts.services import api_key_create
+    from scheduling.models import Booking, EventType
+
+    user = User.objects.get(username="bench")
+    event_types = list(EventType.objects.filter(owner=user).order_by("pk")[:2])
+    # T0 is the start of the busy window: the earliest of its bookings, the latest of event type 0's.
+    busy = Booking.objects.filter(event_type=event_types[0], organizer=user).order_by("-start_time")
+    t0 = busy.values_list("start_time", flat=True)[BUSY_BOOKINGS - 1]
+    _, api_key = api_key_create(user=user, note="benchmarks")
+    return _seeded(
+        user=user,
+        api_key=api_key,
+        team=Membership.objects.get(user=user).team,
+        schedule=user.default_schedule,
+        event_types=event_types,
+        t0=t0,
+    )
+
+
+def _seeded(*, user, api_key: str, team, schedule, event_types: list, t0: datetime) -> dict:
+    from scheduling.models import Booking, EventType, Schedule
+    from scheduling.selectors.slots import slot_request_for
+    from scheduling.slots import free_slots
+
     post_event_type = EventType.objects.select_related("owner", "schedule").get(pk=event_types[1].pk)
     post_start = t0 + timedelta(days=70)
     slot_request = slot_request_for(
@@ -220,13 +251,11 @@ def seed(*, stdout=sys.stdout) -> dict:
     post_slots = free_slots(slot_request)[:POST_SLOTS]
     if len(post_slots) < POST_SLOTS:
         raise RuntimeError(f"Only {len(post_slots)} free slots for POST /bookings; expected {POST_SLOTS}.")
-    progress.step("5,000 free slots")
-
     return {
         "api_key": api_key,
         "user_id": user.pk,
         "team_id": team.pk,
-        "schedule_id": schedules[0].pk,
+        "schedule_id": schedule.pk,
         "slots_event_type_id": event_types[0].pk,
         "post_event_type_id": post_event_type.pk,
         "busy_window": [t0.date().isoformat(), (t0 + timedelta(days=WINDOW_DAYS - 1)).date().isoformat()],
