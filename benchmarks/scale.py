@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -56,7 +57,7 @@ from accounts.models import User, UserRole  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
 from benchmarks.databases import exists, recreate, timed, use_database  # noqa: E402
 from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
-from benchmarks.seed import purge_broker, seeded_caller  # noqa: E402
+from benchmarks.seed import POST_WINDOW_DAYS, purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
 from payments.models import Payment  # noqa: E402
 from scheduling.models import Booking  # noqa: E402
@@ -104,10 +105,13 @@ def reuse(name: str) -> dict | None:
         return None
     use_database(name)
     caller = seeded_caller()
-    made = Booking.objects.filter(event_type_id=caller["post_event_type_id"])
+    # What POSTs made: bookings of the POST event type from the start of its window (the seeded
+    # ones are all in the past), and the outbox rows written from the first of them on.
+    window = datetime.fromisoformat(caller["busy_window"][0]).replace(tzinfo=UTC) + timedelta(days=POST_WINDOW_DAYS)
+    made = Booking.objects.filter(event_type_id=caller["post_event_type_id"], start_time__gte=window)
     first = made.order_by("created_at").values_list("created_at", flat=True).first()
     if first is not None:
-        WebhookDelivery.objects.filter(webhook__user_id=caller["user_id"], event_created_at__gte=first).delete()
+        WebhookDelivery.objects.filter(webhook__user_id=caller["user_id"], created_at__gte=first).delete()
         made.delete()
     return seeded_caller()  # the POST slots those bookings held are free again
 

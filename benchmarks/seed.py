@@ -32,6 +32,7 @@ WEBHOOKS = 20
 TEAM_MEMBERS = 50
 POST_SLOTS = 5000
 WINDOW_DAYS = 31
+POST_WINDOW_DAYS = 70  # POST /bookings takes free slots from T0 + 70 days on
 
 
 class Progress:
@@ -241,7 +242,7 @@ def _seeded(*, user, api_key: str, team, schedule, event_types: list, t0: dateti
     from scheduling.slots import free_slots
 
     post_event_type = EventType.objects.select_related("owner", "schedule").get(pk=event_types[1].pk)
-    post_start = t0 + timedelta(days=70)
+    post_start = t0 + timedelta(days=POST_WINDOW_DAYS)
     slot_request = slot_request_for(
         event_type=post_event_type,
         range_start=post_start,
