@@ -107,6 +107,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         server_side_binding=True,
         prepare_threshold=None if _prepare_threshold < 0 else _prepare_threshold,
     )
+    # PostgreSQL's JIT compiles a query whose estimated cost passes jit_above_cost: at ten million
+    # bookings a caller's list is estimated at millions of rows, runs in 2 ms and spent 174 ms
+    # compiling (docs/benchmarks.md, "Cost versus data size"). Every query of this service is a
+    # short indexed one, so its sessions turn JIT off (a startup option). A pooler that refuses
+    # startup options (PgBouncer without `ignore_startup_parameters = options`): set
+    # DB_SESSION_JIT_OFF=false and `ALTER ROLE <the app's role> SET jit = off` instead.
+    if env.bool("DB_SESSION_JIT_OFF", default=True):
+        _options = DATABASES["default"]["OPTIONS"]
+        _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
