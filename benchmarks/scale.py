@@ -60,10 +60,13 @@ from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
 from benchmarks.seed import POST_WINDOW_DAYS, purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
 from payments.models import Payment  # noqa: E402
+from payments.selectors import payment_list  # noqa: E402
 from scheduling.models import Booking  # noqa: E402
+from scheduling.selectors.bookings import booking_list  # noqa: E402
 from webhooks.delivery import sweep  # noqa: E402
 from webhooks.models import Webhook, WebhookDelivery  # noqa: E402
 from webhooks.retention import purge_old_deliveries  # noqa: E402
+from webhooks.selectors import delivery_list  # noqa: E402
 
 TAKE = 100
 DEEP_PAGE = 1000
@@ -148,6 +151,17 @@ def deep_urls(client: Client, path: str, query: dict) -> tuple[str, str, int]:
     return by_page, f"{path}?{urlencode({**query, 'after': before['nextCursor']})}", page
 
 
+def median_ms(run, runs: int) -> float:
+    """Median milliseconds of `run()` over `runs` calls after one warm-up."""
+    run()
+    durations = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        run()
+        durations.append((time.perf_counter() - started) * 1000)
+    return statistics.median(durations)
+
+
 def rolled_back(run, repeats: int) -> tuple[float, int]:
     """Median milliseconds of `run()` inside a transaction that is rolled back, and its result."""
     durations, result = [], 0
@@ -204,12 +218,19 @@ def measure(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
         ("payments", admin, "/v1/payments"),
         ("deliveries", organizer, f"/v1/webhooks/{webhook_id}/deliveries"),
     ]
+    webhook = Webhook.objects.get(pk=webhook_id)
+    counted = {  # what each list's `pagination.total` counts: the physical part of its first page
+        "bookings": booking_list(user=administrator),
+        "payments": payment_list(user=administrator),
+        "deliveries": delivery_list(webhook=webhook),
+    }
     for label, client, path in lists:
         query = {"take": TAKE}
         first_ms, status, _ = timed(client, f"{path}?{urlencode(query)}", runs)
         assert status == 200, (path, status)
         by_page, by_cursor, page = deep_urls(client, path, query)
         lines[f"{label}: first page"] = (first_ms, "")
+        lines[f"{label}: the COUNT of its total alone"] = (median_ms(counted[label].count, runs), "")
         lines[f"{label}: deep page, page="] = (timed(client, by_page, runs)[0], f"page {page:,}")
         lines[f"{label}: deep page, after="] = (timed(client, by_cursor, runs)[0], f"page {page:,}")
     lines["bookings: an organizer's first page (2,000 own)"] = (timed(organizer, "/v1/bookings?take=100", runs)[0], "")
