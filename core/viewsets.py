@@ -68,7 +68,7 @@ from core.exceptions import Forbidden, NotFound
 from core.idempotency import IdempotentWritesMixin
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
-from core.readpath import read_rows
+from core.readpath import read_row_by_key, read_rows
 
 MAX_ID = 2**63 - 1  # bigint
 
@@ -211,11 +211,12 @@ class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet
         return serializer.validated_data
 
     def reload(self, instance):
-        """The written object for the response body, read as a GET of it reads it: the selector's
-        queryset (the caller's visibility) as rows of the output serializer (core.readpath), so a
-        write answers what the next GET shows. The instance itself where the caller cannot see it."""
-        rows = read_rows(self.get_queryset().filter(pk=instance.pk), self.get_output_serializer_class())
-        return rows.first() or instance
+        """The written object for the response body, read back as GET /{id} reads it (core.readpath:
+        the output serializer's columns, the selector's relations) by its primary key, with one
+        statement compiled once: a write answers with what it wrote, also where the caller cannot
+        see the result afterwards (a booking of someone else's event type). The instance itself
+        where the row is gone."""
+        return read_row_by_key(self.get_queryset(), self.get_output_serializer_class(), instance.pk) or instance
 
     def location_id(self, instance) -> str:
         return str(instance.pk)

@@ -221,6 +221,15 @@ class _Node:
                     by_pk[child_item.__dict__[key_attname]].__dict__[name].append(child_item)
         return items
 
+    def by_key(self) -> CompiledValues:
+        """This (root) node's columns of one row by its primary key, compiled once."""
+        compiled = self.__dict__.get("_by_key")
+        if compiled is None:
+            key = Parameter("pk", self.model._meta.pk)
+            rows = self.model._default_manager.filter(pk=key).order_by().values_list(*self.lookups)
+            compiled = self._by_key = CompiledValues(rows)
+        return compiled
+
     def related_items(self, base: QuerySet, key_attname: str, keys: list) -> list:
         """This (reverse relation's) node's rows whose `key_attname` is one of `keys`, filtered and
         ordered as `base`. A plain ordered `base` (no filter, join, annotation or slice: what the
@@ -327,17 +336,33 @@ def row_iterable(model: type[Model], serializer_class: type[serializers.BaseSeri
     return plan
 
 
-def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer]) -> QuerySet:
-    """`queryset` with the same filters and order, evaluated as rows of what `serializer_class`
-    shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset."""
-    iterable = row_iterable(queryset.model, serializer_class)
-    related = {
+def _related(queryset: QuerySet) -> dict[str, QuerySet]:
+    """The querysets of `queryset`'s `Prefetch`es by lookup: what its reverse relations read."""
+    return {
         lookup.prefetch_through: lookup.queryset
         for lookup in queryset._prefetch_related_lookups
         if isinstance(lookup, Prefetch) and lookup.queryset is not None
     }
+
+
+def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer]) -> QuerySet:
+    """`queryset` with the same filters and order, evaluated as rows of what `serializer_class`
+    shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset."""
+    iterable = row_iterable(queryset.model, serializer_class)
+    related = _related(queryset)
     if related:
         iterable = type(iterable.__name__, (iterable,), {"related": related})
     rows = queryset.prefetch_related(None)  # the rows come with their relations (`_Node.fetch`)
     rows._iterable_class = iterable  # kept by clones, as .values() keeps its own
     return rows
+
+
+def read_row_by_key(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer], pk) -> object | None:
+    """The row of `queryset`'s model with this primary key, as `read_rows` reads it (the same
+    columns, and the reverse relations through `queryset`'s prefetches), whatever `queryset`'s
+    filters: for the answer of a write, which shows the object it wrote. The row's statement is
+    compiled once per model and serializer (`_Node.by_key`), so reading one object back costs a
+    primary-key lookup, not the ORM building the list's query."""
+    node = row_iterable(queryset.model, serializer_class).node
+    rows = node.by_key().rows(pk=pk)
+    return next(iter(node.items(rows, _related(queryset))), None)

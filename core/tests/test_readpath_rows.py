@@ -228,3 +228,38 @@ def test_a_nested_serializer_reads_only_its_own_fields_of_the_related_model():
     (query,) = context.captured_queries
     assert "password" not in query["sql"]
     assert '."email"' in query["sql"]
+
+
+def test_a_row_by_key_is_what_the_list_reads_whatever_the_querysets_filters(django_assert_num_queries):
+    from core.readpath import read_row_by_key
+    from core.renderers import ORJSONRenderer
+
+    organizer, stranger = UserFactory(), UserFactory()
+    booking = BookingFactory(organizer=organizer, attendees=[{"name": "Bea"}, {"name": "Al"}])
+    listed = read_rows(booking_list(user=organizer).filter(pk=booking.pk), BookingSerializer).get()
+
+    read_row_by_key(booking_list(user=stranger), BookingSerializer, booking.pk)  # compiled on first use
+    with django_assert_num_queries(2):  # the booking with its joins, its attendees
+        by_key = read_row_by_key(booking_list(user=stranger), BookingSerializer, booking.pk)
+
+    render = ORJSONRenderer().render
+    assert render(BookingSerializer(by_key).data) == render(BookingSerializer(listed).data)
+    assert [attendee.name for attendee in by_key.attendees] == ["Bea", "Al"]
+    assert read_row_by_key(booking_list(user=organizer), BookingSerializer, booking.pk + 1000) is None
+
+
+def test_a_write_answers_what_the_next_get_shows(api_client):
+    from accounts.tests.factories import ApiKeyFactory
+    from tests.support.credentials import bearer
+
+    key = ApiKeyFactory()
+    body = {"name": "Clinic hours", "timeZone": "Europe/Berlin"}
+    created = api_client.post("/v1/schedules", body, content_type="application/json", **bearer(key.raw_key))
+    schedule = created.json()["schedule"]
+    again = api_client.get(f"/v1/schedules/{schedule['id']}", **bearer(key.raw_key)).json()["schedule"]
+    patched = api_client.patch(
+        f"/v1/schedules/{schedule['id']}", {"name": "Evenings"}, content_type="application/json", **bearer(key.raw_key)
+    ).json()["schedule"]
+
+    assert created.status_code == 200 and schedule == again
+    assert patched == {**again, "name": "Evenings"}
