@@ -34,12 +34,19 @@ def exists(database_url: str, name: str) -> bool:
         return admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
 
 
-def timed(client: Client, path: str, runs: int) -> tuple[float, int, int]:
-    """Median milliseconds of `runs` requests after one warm-up, the status and the body's size."""
-    response = client.get(path)
+def median_ms(run, runs: int) -> float:
+    """Median milliseconds of `run()` over `runs` calls after one warm-up."""
+    run()
     durations = []
     for _ in range(runs):
         started = time.perf_counter()
-        response = client.get(path)
+        run()
         durations.append((time.perf_counter() - started) * 1000)
-    return statistics.median(durations), response.status_code, len(response.content)
+    return statistics.median(durations)
+
+
+def timed(client: Client, path: str, runs: int) -> tuple[float, int, int]:
+    """Median milliseconds of `runs` requests after one warm-up, the status and the body's size."""
+    responses = []
+    milliseconds = median_ms(lambda: responses.append(client.get(path)), runs)
+    return milliseconds, responses[-1].status_code, len(responses[-1].content)

@@ -55,7 +55,7 @@ from django.test.utils import setup_test_environment  # noqa: E402
 
 from accounts.models import User, UserRole  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
-from benchmarks.databases import exists, recreate, timed, use_database  # noqa: E402
+from benchmarks.databases import exists, median_ms, recreate, timed, use_database  # noqa: E402
 from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
 from benchmarks.seed import POST_WINDOW_DAYS, purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
@@ -149,17 +149,6 @@ def deep_urls(client: Client, path: str, query: dict) -> tuple[str, str, int]:
         return by_page, f"{path}?{urlencode(query)}", page
     before = client.get(f"{path}?{urlencode({**query, 'page': page - 1})}").json()["pagination"]
     return by_page, f"{path}?{urlencode({**query, 'after': before['nextCursor']})}", page
-
-
-def median_ms(run, runs: int) -> float:
-    """Median milliseconds of `run()` over `runs` calls after one warm-up."""
-    run()
-    durations = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        run()
-        durations.append((time.perf_counter() - started) * 1000)
-    return statistics.median(durations)
 
 
 def rolled_back(run, repeats: int) -> tuple[float, int]:
