@@ -281,13 +281,17 @@ class FastReadMixin:
                 return _SKIP
         return self._written(key, kind, detail, value)
 
-    def _utc_native(self, field) -> bool:
-        """Whether `field`'s date-times in UTC can stay `datetime`s for the renderer to write: the
-        output zone is UTC and the format is the API's."""
+    def _zone(self):
+        """The output zone (`_output_zone`), looked up once per serializer, which lives for one response."""
         zone = self.__dict__.get("_output_zone")
         if zone is None:
             zone = self.__dict__["_output_zone"] = _output_zone()
-        return zone is datetime.UTC and getattr(field, "format", api_settings.DATETIME_FORMAT) == UTC_FORMAT
+        return zone
+
+    def _utc_native(self, field) -> bool:
+        """Whether `field`'s date-times in UTC can stay `datetime`s for the renderer to write: the
+        output zone is UTC and the format is the API's."""
+        return self._zone() is datetime.UTC and getattr(field, "format", api_settings.DATETIME_FORMAT) == UTC_FORMAT
 
     def _written(self, key, kind, detail, value):
         """The value as its field writes it, for the cases the loop does not take directly."""
@@ -319,9 +323,7 @@ class FastReadMixin:
         serializer, which lives for one response, and a value already in that zone (the database's
         UTC values when the zone is UTC) is not converted. Anything else (naive values, ISO 8601
         output, USE_TZ off) is DRF's own code."""
-        zone = self.__dict__.get("_output_zone")
-        if zone is None:
-            zone = self.__dict__["_output_zone"] = _output_zone()
+        zone = self._zone()
         output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
         if (
             zone is _NAIVE
