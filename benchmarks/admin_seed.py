@@ -15,13 +15,14 @@ from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from accounts.models import ApiKey, Membership, Team, User
 from payments.models import Payment
-from scheduling.models import Attendee, Booking
+from scheduling.models import Attendee, Booking, EventType
 from webhooks.models import Webhook, WebhookDelivery
 
 # Rows at scale 1: the sizes the back office is held to (2 x 10^4 teams, 2 x 10^5 memberships,
 # 5 x 10^5 bookings, 10^6 payments), and the other admin lists in proportion.
 SIZES = {
     "users": 50_000,
+    "event_types": 25_000,
     "teams": 20_000,
     "memberships": 200_000,
     "bookings": 500_000,
@@ -73,13 +74,18 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
     now = timezone.now().replace(microsecond=0)
     user = User.objects.create(username="seed-0", email="seed-0@example.org", name="Seed Person 0", password="!")
     team = Team.objects.create(name="Seed Team 0", slug="seed-team-0")
+    event_type = EventType.objects.create(owner=user, title="Seed event 0", slug="seed-event-0", length=1)
     membership = Membership.objects.create(user=user, team=team, role="OWNER", accepted=True)
     # Bookings lie 2 minutes apart across about two years ending now (so the date hierarchy has
     # years, months and days); an organizer's own bookings are `users` x 2 minutes apart, so they
     # never overlap (the no-double-booking constraint).
     first_start = now - timedelta(minutes=2 * sizes["bookings"])
     booking = Booking.objects.create(
-        organizer=user, title="Seed meeting 0", start_time=first_start, end_time=first_start + timedelta(minutes=1)
+        organizer=user,
+        event_type=event_type,
+        title="Seed meeting 0",
+        start_time=first_start,
+        end_time=first_start + timedelta(minutes=1),
     )
     attendee = Attendee.objects.create(
         booking=booking, name="Seed Guest 0", email="guest-0@example.net", time_zone="UTC"
@@ -139,6 +145,24 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
             },
             {**users, "teams": f"SELECT id FROM accounts_team WHERE id > {team.pk}"},
         )
+        # Event type k belongs to user k, or (one in ten) to team k instead; as on a real
+        # installation, every booking is of an event type, and bookings spread over many owners.
+        event_types = sizes.get("event_types", max(sizes["users"] // 2, 10))
+        clone_rows(
+            cursor,
+            EventType,
+            event_type.pk,
+            event_types,
+            {
+                "title": "'Event ' || g",
+                "slug": "'event-' || g",
+                "owner_id": "CASE WHEN g % 10 = 0 THEN NULL ELSE users[1 + (g - 1) % array_length(users, 1)] END",
+                "team_id": "CASE WHEN g % 10 = 0 THEN teams[1 + (g - 1) % array_length(teams, 1)] END",
+            },
+            {**users, "teams": f"SELECT id FROM accounts_team WHERE id > {team.pk}"},
+        )
+        # Booking g is of event type k = 1 + (g - 1) % event_types and organised by user k (the
+        # event type's owner where a user owns it).
         clone_rows(
             cursor,
             Booking,
@@ -147,12 +171,13 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
             {
                 "uid": "md5('b' || g)",
                 "title": "'Meeting ' || g",
-                "organizer_id": "users[1 + (g - 1) % array_length(users, 1)]",
+                "event_type_id": "event_types[1 + (g - 1) % array_length(event_types, 1)]",
+                "organizer_id": "users[1 + ((g - 1) % array_length(event_types, 1)) % array_length(users, 1)]",
                 "start_time": "t.start_time + g * interval '2 minutes'",
                 "end_time": "t.end_time + g * interval '2 minutes'",
                 "created_at": "t.start_time + g * interval '2 minutes'",
             },
-            users,
+            {**users, "event_types": f"SELECT id FROM scheduling_eventtype WHERE id > {event_type.pk}"},
         )
         bookings = {"bookings": f"SELECT id FROM scheduling_booking WHERE id > {booking.pk}"}
         clone_rows(
@@ -280,7 +305,7 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
             "JOIN pg_class AS relation ON relation.oid = index.indexrelid "
             "JOIN pg_am AS method ON method.oid = relation.relam WHERE method.amname = 'gin'"
         )
-        analysed = (User, Team, Membership, Booking, Attendee, Payment, Webhook, WebhookDelivery, ApiKey)
+        analysed = (User, Team, Membership, EventType, Booking, Attendee, Payment, Webhook, WebhookDelivery, ApiKey)
         for model in (*analysed, Application, AccessToken, RefreshToken):
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
     return sizes

@@ -4,9 +4,9 @@ written by PostgreSQL itself (`benchmarks.admin_seed`: one template row per mode
 
 `seed_scale(bookings)` writes the installation around the measured callers: for N bookings, N
 attendees, N/2 payments, N webhook deliveries each with one logged attempt, N/10 users in teams
-of up to 1,000 members, and N/100 webhooks. Half of the deliveries are past the 30-day retention
-(for the purge to find at every size); one in a thousand is due and waiting for the sweeper (its
-lease ran out).
+of up to 1,000 members, N/20 event types (every booking is of one; one in ten is a team's) and
+N/100 webhooks. Half of the deliveries are past the 30-day retention (for the purge to find at
+every size); one in a thousand is due and waiting for the sweeper (its lease ran out).
 
 `give_rows(...)` adds rows to one caller: bookings they organise (each with a payment) and
 deliveries of one of their webhooks, so that their lists have as many pages as a size asks.
@@ -28,6 +28,7 @@ def sizes_for(bookings: int) -> dict[str, int]:
     teams = max(users // MEMBERS_PER_TEAM, 1)
     return {
         "users": users,
+        "event_types": max(users // 2, 10),
         "teams": teams,
         "memberships": min(teams * MEMBERS_PER_TEAM, users),
         "bookings": bookings,
