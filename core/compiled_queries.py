@@ -198,9 +198,14 @@ class CompiledValues:
 
     def rows(self, **values) -> list:
         """The rows for these values of the parameters; one query."""
+        return self.run(self.sql, _values(self.params, self._slots, values))
+
+    def run(self, sql: str, params: list | tuple) -> list:
+        """The rows of `sql` (this statement, or this statement with a clause added after it) with
+        these parameters, converted as `values_list()` converts them."""
         database = connections[self.db]
         with database.cursor() as cursor:
-            cursor.execute(self.sql, _values(self.params, self._slots, values))
+            cursor.execute(sql, params)
             rows = cursor.fetchall()
         if not self._converters:
             return rows
@@ -217,23 +222,40 @@ class CompiledValues:
 
 
 class AnyOf(Expression):
-    """`column = ANY(%s)`: the column is one of the values of a list given as one array parameter,
-    so the SQL is the same for a list of any length (where `column__in` writes one placeholder per
-    value). A condition: `queryset.filter(AnyOf("booking_id", Parameter("keys", …)))`."""
+    """`column = ANY(%s)`: the column is one of the values of an array, so the SQL is the same for
+    a list of any length (where `column__in` writes one placeholder per value). The array is a
+    `Parameter` (`queryset.filter(AnyOf("booking_id", Parameter("keys", …)))`) or any expression
+    of an array (`IdArray`, a subquery's ids gathered first). A condition."""
 
     conditional = True
 
-    def __init__(self, name: str, parameter: Parameter):
+    def __init__(self, name: str, values: Expression):
         super().__init__(output_field=BooleanField())
-        self.name, self.parameter = name, parameter
+        self.name, self.values = name, values
         self.column = None
 
     def resolve_expression(self, query=None, *args, **kwargs):
         resolved = self.copy()
         resolved.column = F(self.name).resolve_expression(query, *args, **kwargs)
+        resolved.values = self.values.resolve_expression(query, *args, **kwargs)
         return resolved
 
     def as_sql(self, compiler, connection):
         column_sql, column_params = compiler.compile(self.column)
-        parameter_sql, parameter_params = compiler.compile(self.parameter)
-        return f"{column_sql} = ANY({parameter_sql})", (*column_params, *parameter_params)
+        values_sql, values_params = compiler.compile(self.values)
+        return f"{column_sql} = ANY({values_sql})", (*column_params, *values_params)
+
+
+class IdArray(Expression):
+    """`ARRAY(<select>)`: the ids a raw SELECT of one column answers, gathered into one array before
+    the outer query runs (PostgreSQL computes it once, as an InitPlan). With `AnyOf`, the outer
+    query then reads its table by primary key from those ids, whatever the planner estimates the
+    SELECT to return; an `IN (<select>)` lets that estimate choose the plan, and a bad one can
+    make it join the whole table (docs/benchmarks.md, "Cost versus data size")."""
+
+    def __init__(self, sql: str, params: tuple | list, output_field):
+        super().__init__(output_field=output_field)
+        self.sql, self.params = sql, tuple(params)
+
+    def as_sql(self, compiler, connection):
+        return f"ARRAY({self.sql})", self.params

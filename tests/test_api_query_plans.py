@@ -22,7 +22,15 @@ from benchmarks.scale_seed import give_rows, seed_scale
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
-from tests.support.query_plans import captured_reads, outline, plan_of, prefer_ssd_costs, queries_of, sequential_scans
+from tests.support.query_plans import (
+    captured_reads,
+    index_conditions,
+    outline,
+    plan_of,
+    prefer_ssd_costs,
+    queries_of,
+    sequential_scans,
+)
 from webhooks.delivery import sweep
 from webhooks.retention import purge_old_deliveries
 from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory
@@ -105,3 +113,21 @@ def test_no_hot_query_of_the_api_scans_a_large_table(api_client):
                 scans.append(f"{label}\n{'; '.join(tables)}\n{sql}\n{outline(plan)}")
     assert checked > 30
     assert not scans, "\n\n".join(scans)
+
+    # The organizer's bookings (the page and its count) are read by primary key from the ids the
+    # visibility union gathers first, so no estimate of that union can turn the plan into a join
+    # of every booking (docs/benchmarks.md, "Cost versus data size").
+    visible = [
+        (sql, params)
+        for label, statements in reads
+        if label.startswith("organizer /v1/bookings")
+        for sql, params in statements
+        if 'FROM "scheduling_booking"' in sql and '"scheduling_attendee"."email"' in sql
+    ]
+    assert len(visible) >= 3
+    for sql, params in visible:
+        plan = plan_of(sql, params)
+        conditions = [
+            condition for condition in index_conditions(plan, "scheduling_booking") if "= ANY ($" in condition
+        ]
+        assert conditions, f"{sql}\n{outline(plan)}"

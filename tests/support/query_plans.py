@@ -16,6 +16,14 @@ def sequential_scans(node: dict, tables: set[str]) -> list[str]:
     return found
 
 
+def index_conditions(node: dict, table: str) -> list[str]:
+    """The index conditions by which the plan reads `table` (one per index scan of it)."""
+    found = [node["Index Cond"]] if node.get("Relation Name") == table and "Index Cond" in node else []
+    for child in node.get("Plans", []):
+        found += index_conditions(child, table)
+    return found
+
+
 def outline(node: dict, depth: int = 0) -> str:
     """The plan as one line per node: type, relation, index."""
     line = "  " * depth + " ".join(
