@@ -34,16 +34,19 @@ The pagination's COUNT runs on the queryset as the selector wrote it: the joins 
 are not in it.
 """
 
+import functools
 import inspect
 from collections import defaultdict
 from collections.abc import Callable
 
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.core.exceptions import EmptyResultSet, FieldDoesNotExist, FullResultSet, ImproperlyConfigured
+from django.db import connections
 from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
 from core.compiled_queries import AnyOf, CompiledValues, Parameter
+from core.readpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
 
 
 def reads(*sources: str) -> Callable:
@@ -70,6 +73,7 @@ class _Node:
         self.forward: dict[str, tuple[str, _Node]] = {}  # attribute -> (its foreign key's attname, node)
         self.many: dict[str, tuple[str, _Node]] = {}  # attribute -> (the related model's foreign key attname, node)
         self.compiled: dict[tuple, CompiledValues] = {}  # (foreign key attname, `_plain_shape`) -> its query
+        self.pages, self.counts = Statements(), Statements()  # a root node's page and COUNT by shape
 
     def need(self, attname: str) -> None:
         if attname not in self.attnames:
@@ -221,6 +225,20 @@ class _Node:
                     by_pk[child_item.__dict__[key_attname]].__dict__[name].append(child_item)
         return items
 
+    def page_statement(self, queryset: QuerySet, shape: Shape) -> CompiledValues | None:
+        """The statement of `queryset`'s rows without its slice, compiled by the ORM and kept for
+        its shape if its parameters are exactly the shape's (core.readpath.shapes)."""
+        unsliced = queryset._chain()
+        unsliced.query.clear_limits()
+        try:
+            statement = CompiledValues(unsliced.values_list(*self.lookups))
+        except (EmptyResultSet, FullResultSet):
+            statement = None
+        if statement is not None and not same_params(statement.params, shape.params):
+            statement = None
+        self.pages.put(shape, statement)
+        return statement
+
     def by_key(self) -> CompiledValues:
         """This (root) node's columns of one row by its primary key, compiled once."""
         compiled = self.__dict__.get("_by_key")
@@ -317,7 +335,41 @@ class RowIterable(BaseIterable):
     related: dict[str, QuerySet] = {}
 
     def __iter__(self):
-        yield from self.node.fetch(self.queryset, self.related)
+        shape = shape_of(self.queryset)
+        if shape is None:
+            yield from self.node.fetch(self.queryset, self.related)
+            return
+        statement = self.node.pages.get(shape)
+        if statement is MISSING:
+            statement = self.node.page_statement(self.queryset, shape)
+        if statement is None:
+            yield from self.node.fetch(self.queryset, self.related)
+            return
+        rows = statement.run(statement.sql + shape.limit_clause, (*shape.params, *shape.limit))
+        yield from self.node.items(rows, self.related)
+
+
+class RowCount:
+    """Mixed into the class of the queryset `read_rows` answers: its COUNT, too, is compiled once
+    per shape (core.readpath.shapes)."""
+
+    def count(self):
+        if self._result_cache is not None:
+            return len(self._result_cache)
+        shape = shape_of(self)
+        if shape is None or shape.limit:
+            return super().count()
+        node = self._iterable_class.node
+        sql = node.counts.get(shape)
+        if sql is MISSING:
+            total, sql = counted_once(self, shape)
+            node.counts.put(shape, sql)
+            return total
+        if sql is None:
+            return super().count()
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(sql, shape.params)
+            return cursor.fetchone()[0]
 
 
 _PLANS: dict[tuple[type, type], type[RowIterable]] = {}
@@ -354,7 +406,15 @@ def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSeriali
         iterable = type(iterable.__name__, (iterable,), {"related": related})
     rows = queryset.prefetch_related(None)  # the rows come with their relations (`_Node.fetch`)
     rows._iterable_class = iterable  # kept by clones, as .values() keeps its own
+    rows.__class__ = _counting(type(rows))  # and so is its class
     return rows
+
+
+@functools.cache
+def _counting(queryset_class: type[QuerySet]) -> type[QuerySet]:
+    if issubclass(queryset_class, RowCount):
+        return queryset_class
+    return type(f"Row{queryset_class.__name__}", (RowCount, queryset_class), {})
 
 
 def read_row_by_key(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer], pk) -> object | None:

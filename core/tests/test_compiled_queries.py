@@ -118,3 +118,31 @@ def test_all_gives_every_instance_in_the_querysets_order():
         field_values(item) for item in event_types("Intro").order_by("id")
     ]
     assert compiled.all(title="None such") == []
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {},
+        {"nested": {"list": [1, 2.5, -0.0, None, True, "ü ✓ 😀"], "empty": []}},
+        {"big": 123456789012345678901234567890, "small": -(2**63), "float": 1e300, "tiny": 5e-324},
+        {"order": 1, "kept": 2, "as": 3, "stored": 4},
+        [1, "two", {"three": 3}],
+        "a string",
+        12345678901234567890123,  # past 64 bits: an int, as the standard library reads it
+    ],
+)
+def test_json_columns_are_read_as_the_orm_reads_them(document):
+    from scheduling.models import Booking
+    from scheduling.tests.factories import BookingFactory
+
+    booking = BookingFactory(metadata=document)
+    compiled = CompiledValues(
+        Booking.objects.filter(pk=Parameter("pk", Booking._meta.pk)).values_list("metadata", "responses")
+    )
+
+    (row,) = compiled.rows(pk=booking.pk)
+
+    expected = Booking.objects.filter(pk=booking.pk).values_list("metadata", "responses").get()
+    assert row == expected
+    assert [type(value) for value in row] == [type(value) for value in expected]
