@@ -5,6 +5,7 @@ two concurrent creates or deletes cannot leave a user with a default that is not
 while they still have schedules.
 """
 
+import functools
 from datetime import date, time
 from typing import TypedDict
 
@@ -12,6 +13,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
+from core.compiled_queries import CompiledValues, Parameter
 from core.exceptions import Forbidden
 from core.limits import limit
 from scheduling.models import Availability, Schedule
@@ -27,7 +29,22 @@ class AvailabilityRow(TypedDict, total=False):
 
 
 def _lock_user(user: User) -> User:
-    return User.objects.select_for_update().get(pk=user.pk)
+    """Lock the owner's row for the rest of the transaction and read their default schedule as
+    it now stands (into `user`, which is returned)."""
+    rows = _locked_default().rows(pk=user.pk)
+    if not rows:
+        raise User.DoesNotExist(f"User {user.pk} does not exist.")
+    ((user.default_schedule_id,),) = rows
+    return user
+
+
+@functools.cache
+def _locked_default() -> CompiledValues:
+    """`SELECT default_schedule_id … FOR UPDATE` of one user, compiled once: the ORM built the whole
+    user row's query on every write of a schedule (docs/benchmarks.md, "Profiling and what
+    changed")."""
+    rows = User.objects.filter(pk=Parameter("pk", User._meta.pk)).select_for_update().order_by()
+    return CompiledValues(rows.values_list("default_schedule_id"))
 
 
 def _constraint_error(error: IntegrityError) -> ValidationError | None:

@@ -6,13 +6,15 @@ is refused by PostgreSQL's check constraints and must get the same error `full_c
 
 from datetime import date, time
 
+import psycopg
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 
 from accounts.models import User
 from accounts.tests.factories import UserFactory
 from scheduling.models import Availability, Schedule
-from scheduling.services.schedules import schedule_create, schedule_update
+from scheduling.services.schedules import _lock_user, schedule_create, schedule_update
 from scheduling.tests.factories import ScheduleFactory
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +99,36 @@ def test_create_writes_the_schedule_and_all_its_rows():
     ]
     owner.refresh_from_db()
     assert owner.default_schedule_id == schedule.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_schedule_write_holds_the_owners_row_and_reads_their_default_as_it_stands():
+    """The owner's default is decided under a lock on their row (the module's docstring): another
+    session cannot take that row until the write commits, and the write decides on the default
+    as committed, not as the caller's object remembers it."""
+    owner = UserFactory()
+    first = schedule_create(actor=owner, name="First", time_zone="UTC")
+    stale = User.objects.get(pk=owner.pk)
+    User.objects.filter(pk=owner.pk).update(default_schedule=None)  # as another request left it
+    settings = connection.settings_dict
+    other = psycopg.connect(
+        dbname=settings["NAME"],
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        autocommit=True,
+    )
+    try:
+        with transaction.atomic():
+            assert _lock_user(stale) is stale and stale.default_schedule_id is None
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                other.execute("SELECT 1 FROM accounts_user WHERE id = %s FOR UPDATE NOWAIT", [owner.pk])
+        assert other.execute("SELECT 1 FROM accounts_user WHERE id = %s FOR UPDATE NOWAIT", [owner.pk]).fetchone()
+    finally:
+        other.close()
+
+    second = schedule_create(actor=stale, name="Second", time_zone="UTC")
+    assert User.objects.get(pk=owner.pk).default_schedule_id == second.pk != first.pk
+    with pytest.raises(User.DoesNotExist), transaction.atomic():
+        _lock_user(User(pk=owner.pk + 10_000))
