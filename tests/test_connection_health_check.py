@@ -3,28 +3,20 @@ no `SELECT 1` before it, and a dead connection is replaced without failing the r
 
 import time
 
-import psycopg
 import pytest
 from django.db import OperationalError, connection
 
 from accounts.tests.factories import AccessTokenFactory
 from core.authentication import checking_connection
 from tests.support.credentials import auth, bearer
+from tests.support.database import another_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def terminate_backend(pid: int) -> None:
     """What a PostgreSQL restart or a proxy dropping the connection does to a worker's connection."""
-    settings = connection.settings_dict
-    with psycopg.connect(
-        dbname=settings["NAME"],
-        host=settings["HOST"] or None,
-        port=settings["PORT"] or None,
-        user=settings["USER"] or None,
-        password=settings["PASSWORD"] or None,
-        autocommit=True,
-    ) as other:
+    with another_session(autocommit=True) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
         deadline = time.monotonic() + 10
         while other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():

@@ -9,13 +9,14 @@ from datetime import date, time
 import psycopg
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 
 from accounts.models import User
 from accounts.tests.factories import UserFactory
 from scheduling.models import Availability, Schedule
 from scheduling.services.schedules import _lock_user, schedule_create, schedule_update
 from scheduling.tests.factories import ScheduleFactory
+from tests.support.database import another_session
 
 pytestmark = pytest.mark.django_db
 
@@ -110,15 +111,7 @@ def test_a_schedule_write_holds_the_owners_row_and_reads_their_default_as_it_sta
     first = schedule_create(actor=owner, name="First", time_zone="UTC")
     stale = User.objects.get(pk=owner.pk)
     User.objects.filter(pk=owner.pk).update(default_schedule=None)  # as another request left it
-    settings = connection.settings_dict
-    other = psycopg.connect(
-        dbname=settings["NAME"],
-        host=settings["HOST"] or None,
-        port=settings["PORT"] or None,
-        user=settings["USER"] or None,
-        password=settings["PASSWORD"] or None,
-        autocommit=True,
-    )
+    other = another_session(autocommit=True)
     try:
         with transaction.atomic():
             assert _lock_user(stale) is stale and stale.default_schedule_id is None

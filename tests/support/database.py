@@ -1,9 +1,23 @@
-"""Assertions about what the database itself refuses."""
+"""Assertions about what the database itself refuses, and a second session beside the test's."""
 
 from contextlib import contextmanager
 
+import psycopg
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+
+
+def another_session(**options) -> psycopg.Connection:
+    """A psycopg connection of its own to the test database (another request, another worker)."""
+    settings = connection.settings_dict
+    return psycopg.connect(
+        dbname=settings["NAME"],
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        **options,
+    )
 
 
 @contextmanager

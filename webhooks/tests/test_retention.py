@@ -3,11 +3,11 @@ event is older than the retention, in short batches; open deliveries and newer o
 
 from datetime import timedelta
 
-import psycopg
 import pytest
 from django.db import connection
 from django.utils import timezone
 
+from tests.support.database import another_session
 from webhooks.models import DeliveryAttempt, DeliveryStatus, WebhookDelivery
 from webhooks.retention import purge_old_deliveries, retention_cutoff
 from webhooks.signing import new_message_id
@@ -145,10 +145,7 @@ def test_a_row_someone_holds_is_skipped_not_waited_for():
     webhook = WebhookFactory()
     held = make_delivery(webhook, days_ago=40)
     free = make_delivery(webhook, days_ago=41)
-    settings_dict = connection.settings_dict
-    with psycopg.connect(
-        host=settings_dict["HOST"], port=settings_dict["PORT"], user=settings_dict["USER"], dbname=settings_dict["NAME"]
-    ) as holder:
+    with another_session() as holder:
         holder.execute("BEGIN")
         holder.execute("SET LOCAL lock_timeout = '10s'")
         holder.execute("SELECT id FROM webhooks_webhookdelivery WHERE id = %s FOR UPDATE", [held.pk])
