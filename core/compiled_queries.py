@@ -18,11 +18,13 @@ field's converters, as the ORM's own iterator does: same attributes, same `_stat
 converters (JSONField's decoding for one).
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import BooleanField, Expression, F, QuerySet
+from django.db.models import BooleanField, Expression, F, JSONField, QuerySet
 from django.db.models.expressions import Col
 
 
@@ -194,7 +196,10 @@ class CompiledValues:
         self.params = list(params)
         self._slots = [(index, param.name) for index, param in enumerate(params) if isinstance(param, Parameter)]
         found = compiler.get_converters([column for column, *_ in compiler.select])
-        self._converters = [(index, converters, expression) for index, (converters, expression) in found.items()]
+        self._converters = [
+            (index, [_orjson_reading(converter) for converter in converters], expression)
+            for index, (converters, expression) in found.items()
+        ]
 
     def rows(self, **values) -> list:
         """The rows for these values of the parameters; one query."""
@@ -219,6 +224,30 @@ class CompiledValues:
                 row[index] = value
             converted.append(tuple(row))
         return converted
+
+
+_LONG_NUMBER = re.compile(r"[0-9]{20}")
+
+
+def _orjson_reading(converter: Callable) -> Callable:
+    """A JSONField's converter that reads the column's text with orjson (compiled; a tenth of the
+    standard library's time for a payment's `data`), where orjson reads what `json.loads` reads:
+    every document PostgreSQL's jsonb writes, except integers past 64 bits, which orjson would
+    turn into floats. Text with a run of 20 digits, or that orjson refuses, goes to the field's
+    own converter, as does a field with a decoder of its own. Any other converter is kept."""
+    field = getattr(converter, "__self__", None)
+    if getattr(converter, "__func__", None) is not JSONField.from_db_value or field.decoder is not None:
+        return converter
+
+    def from_db_value(value, expression, connection):
+        if type(value) is str and _LONG_NUMBER.search(value) is None:
+            try:
+                return orjson.loads(value)
+            except orjson.JSONDecodeError:
+                pass
+        return converter(value, expression, connection)
+
+    return from_db_value
 
 
 class AnyOf(Expression):

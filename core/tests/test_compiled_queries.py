@@ -130,6 +130,9 @@ def test_all_gives_every_instance_in_the_querysets_order():
         [1, "two", {"three": 3}],
         "a string",
         12345678901234567890123,  # past 64 bits: an int, as the standard library reads it
+        {"u64": 18446744073709551615, "past": 18446744073709551616, "digits": "123456789012345678901234"},
+        {"floats": [0.1, 0.30000000000000004, 1.7976931348623157e308, -0.0, 123456789.123456789123, 3e5]},
+        {"text": 'quotes " and \\ and \u00e9 and \n', "same key": 1},
     ],
 )
 def test_json_columns_are_read_as_the_orm_reads_them(document):
