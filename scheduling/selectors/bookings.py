@@ -72,8 +72,11 @@ def booking_visibility(user: User) -> Q:
     first page, against 25 ms and 106 ms for the union). The union's ids are gathered into one
     array first and the bookings read by primary key from it (`id = ANY(ARRAY(…))`), so the plan
     starts from the caller's rows however many bookings the planner guesses the union holds: with
-    `id IN (…)`, one bad guess (ten million for an organizer's 2,206) made it join every booking
-    (10^7 bookings: 413 ms for the count, against a few ms)."""
+    `id IN (…)`, one bad guess (ten million for an organizer's 2,206) made it merge-join every
+    booking's key (10^7 bookings: 413 ms for the count; 2.4 ms when the plan starts from the
+    caller's ids). Estimates wrong about a branch's own column can still make that branch scan:
+    the planner needs the statistics autovacuum keeps (docs/benchmarks.md, "Cost versus data
+    size")."""
     sql, params = _visible_ids()
     values = {"user_id": user.pk, "email": user.email}
     ids = IdArray(sql, [values[p.name] if isinstance(p, Parameter) else p for p in params], _ID_ARRAY)
