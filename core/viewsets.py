@@ -68,7 +68,7 @@ from core.exceptions import Forbidden, NotFound
 from core.idempotency import IdempotentWritesMixin
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
-from core.readpath import read_row_by_key, read_rows
+from core.readpath import plain_prefetches, read_row_by_key, read_rows
 
 MAX_ID = 2**63 - 1  # bigint
 
@@ -215,8 +215,21 @@ class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet
         the output serializer's columns, the selector's relations) by its primary key, with one
         statement compiled once: a write answers with what it wrote, also where the caller cannot
         see the result afterwards (a booking of someone else's event type). The instance itself
-        where the row is gone."""
-        return read_row_by_key(self.get_queryset(), self.get_output_serializer_class(), instance.pk) or instance
+        where the row is gone.
+
+        The selector is built only for its prefetches (which reverse relations the answer reads,
+        in which order). When they are plain (`plain_prefetches`: no filter, the same for every
+        caller, as every selector here writes them) they are kept for the view's next writes, and
+        the selector is not built again; a selector must not prefetch differently per caller."""
+        serializer_class = self.get_output_serializer_class()
+        kept = type(self).__dict__.get("_reload_from")
+        if kept is not None:  # (an empty queryset of the model, its prefetches)
+            return read_row_by_key(kept[0], serializer_class, instance.pk, related=kept[1]) or instance
+        queryset = self.get_queryset()
+        prefetches = plain_prefetches(queryset)
+        if prefetches is not None:
+            type(self)._reload_from = (queryset.model._default_manager.none(), prefetches)
+        return read_row_by_key(queryset, serializer_class, instance.pk) or instance
 
     def location_id(self, instance) -> str:
         return str(instance.pk)

@@ -9,6 +9,6 @@ A field added to a serializer is therefore read and written by GET with no other
 Compiled queries for the few hand-tuned lookups outside this path live in `core.compiled_queries`.
 """
 
-from core.readpath.rows import read_row_by_key, read_rows, reads, row_iterable
+from core.readpath.rows import plain_prefetches, read_row_by_key, read_rows, reads, row_iterable
 
-__all__ = ["read_row_by_key", "read_rows", "reads", "row_iterable"]
+__all__ = ["plain_prefetches", "read_row_by_key", "read_rows", "reads", "row_iterable"]

@@ -417,12 +417,23 @@ def _counting(queryset_class: type[QuerySet]) -> type[QuerySet]:
     return type(f"Row{queryset_class.__name__}", (RowCount, queryset_class), {})
 
 
-def read_row_by_key(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer], pk) -> object | None:
+def read_row_by_key(
+    queryset: QuerySet, serializer_class: type[serializers.BaseSerializer], pk, *, related: dict | None = None
+) -> object | None:
     """The row of `queryset`'s model with this primary key, as `read_rows` reads it (the same
-    columns, and the reverse relations through `queryset`'s prefetches), whatever `queryset`'s
-    filters: for the answer of a write, which shows the object it wrote. The row's statement is
-    compiled once per model and serializer (`_Node.by_key`), so reading one object back costs a
-    primary-key lookup, not the ORM building the list's query."""
+    columns, and the reverse relations through `queryset`'s prefetches, or `related`'s: see
+    `plain_prefetches`), whatever `queryset`'s filters: for the answer of a write, which shows the
+    object it wrote. The row's statement is compiled once per model and serializer
+    (`_Node.by_key`), so reading one object back costs a primary-key lookup, not the ORM building
+    the list's query."""
     node = row_iterable(queryset.model, serializer_class).node
     rows = node.by_key().rows(pk=pk)
-    return next(iter(node.items(rows, _related(queryset))), None)
+    return next(iter(node.items(rows, _related(queryset) if related is None else related)), None)
+
+
+def plain_prefetches(queryset: QuerySet) -> dict[str, QuerySet] | None:
+    """`queryset`'s prefetch querysets by lookup when every one is plain (its model's rows in an
+    order, no filter: `_plain_shape`), so the same for every caller and kept safely by a view for
+    the next request; None when one is not."""
+    related = _related(queryset)
+    return related if all(_plain_shape(base) is not None for base in related.values()) else None

@@ -175,6 +175,35 @@ def test_create_with_defaults_becomes_the_default_schedule(api_client, owner, ke
     assert owner.default_schedule_id == schedule["id"]
 
 
+def test_each_write_answers_its_own_schedule_as_get_shows_it_building_the_selector_once(api_client, monkeypatch):
+    """The answer of a write is read back with the selector's prefetches; plain ones are kept by
+    the view (core.viewsets.reload), so later writes do not build the selector for them."""
+    from scheduling.views.schedules import ScheduleViewSet
+
+    monkeypatch.delattr(ScheduleViewSet, "_reload_from", raising=False)
+    built = []
+    selector = ScheduleViewSet.selector
+    monkeypatch.setattr(ScheduleViewSet, "selector", lambda **arguments: built.append(1) or selector(**arguments))
+    answers = []
+    for name in ("First", "Second", "Third"):
+        caller = ApiKeyFactory(user=UserFactory())
+        body = {"name": name, "timeZone": "Europe/Berlin", "availability": [{"days": [2], "startTime": "10:00"}]}
+        created = api_client.post(
+            "/v1/schedules",
+            {**body, "availability": [{**body["availability"][0], "endTime": "11:00"}]},
+            format="json",
+            **bearer(caller.raw_key),
+        )
+        assert created.status_code == 200, created.json()
+        answers.append((caller, created.json()["schedule"]))
+
+    assert len(built) == 1
+    for caller, schedule in answers:
+        shown = api_client.get(f"/v1/schedules/{schedule['id']}", **bearer(caller.raw_key)).json()["schedule"]
+        assert schedule == shown
+        assert schedule["availability"][0]["days"] == [2] and schedule["isDefault"] is True
+
+
 def test_create_with_availability_and_overrides_accepts_short_times(api_client, key):
     availability = [
         {"days": [6, 0], "startTime": "10:00", "endTime": "12:30:15"},
