@@ -140,7 +140,7 @@ bench-admin: venv-dev ## The back office's pages, empty vs production-sized data
 # (re)creates `<name>_3` and `<name>_5` of BENCH_SCALE_DATABASE_URL (default
 # postgres://postgres@127.0.0.1:5432/sched_bench_scale; its name must contain "bench"), seeds 10^3 and
 # 10^5 bookings with generate_series (and 10^7 with BENCH_SCALE_MAX=7: ~45 million rows to seed),
-# prints the table. A few minutes on 2 cores (10^7: about 33 minutes of seeding); needs PostgreSQL and
+# prints the table. A few minutes on 2 cores (10^7: about 35 minutes of seeding); needs PostgreSQL and
 # Redis. BENCH_SCALE_REUSE=1 measures the databases an earlier run seeded (seeding only missing sizes).
 BENCH_SCALE_MAX ?= 5
 BENCH_SCALE_REUSE ?=
