@@ -212,6 +212,9 @@ class CompiledValues:
         with database.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
+        return self.converted(rows, database)
+
+    def converted(self, rows: list, database) -> list:
         if not self._converters:
             return rows
         converted = []
@@ -224,6 +227,28 @@ class CompiledValues:
                 row[index] = value
             converted.append(tuple(row))
         return converted
+
+
+def rows_together(runs: list[tuple["CompiledValues", dict]]) -> list[list]:
+    """The rows of each (statement, values), the statements sent to PostgreSQL together in one
+    pipeline: one round trip for all of them instead of one each (psycopg's pipeline mode; each
+    statement still goes through Django's cursor, so it is logged and counted as any other)."""
+    if len(runs) < 2:
+        return [statement.rows(**values) for statement, values in runs]
+    database = connections[runs[0][0].db]
+    database.ensure_connection()
+    cursors = [database.cursor() for _ in runs]
+    try:
+        with database.wrap_database_errors, database.connection.pipeline():
+            for cursor, (statement, values) in zip(cursors, runs, strict=True):
+                cursor.execute(statement.sql, _values(statement.params, statement._slots, values))
+        return [
+            statement.converted(cursor.fetchall(), database)
+            for cursor, (statement, _values_) in zip(cursors, runs, strict=True)
+        ]
+    finally:
+        for cursor in cursors:
+            cursor.close()
 
 
 _LONG_NUMBER = re.compile(r"[0-9]{20}")

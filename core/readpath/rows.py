@@ -45,7 +45,7 @@ from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
-from core.compiled_queries import AnyOf, CompiledValues, Parameter
+from core.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
 from core.readpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
 
 
@@ -207,7 +207,9 @@ class _Node:
         read from `related` (the selector's prefetch querysets by lookup) where it has them."""
         return self.items(queryset.values_list(*self.lookups), related)
 
-    def items(self, rows, related: dict[str, QuerySet]) -> list:
+    def items(self, rows, related: dict[str, QuerySet], read: dict[str, list] | None = None) -> list:
+        """The row objects of `rows`, with their reverse relations: read through `related` (the
+        selector's prefetch querysets by lookup), or given already read in `read` (by lookup)."""
         shared: defaultdict = defaultdict(dict)  # node -> {key: the related row built once}
         build = self.builder()
         items = [build(row, shared) for row in rows]
@@ -217,13 +219,23 @@ class _Node:
             for name, (key_attname, child) in self.many.items():
                 for item in items:
                     item.__dict__[name] = []
-                base = related.get(name)
-                if base is None:  # the related manager's order: the model's default, else the key
-                    base = child.model._default_manager.all()
-                    base = base if base.ordered else base.order_by("pk")
-                for child_item in child.related_items(base, key_attname, list(by_pk)):
+                if read is not None and name in read:
+                    child_items = child.items(read[name], {})
+                else:
+                    child_items = child.related_items(self.relation_base(name, related), key_attname, list(by_pk))
+                for child_item in child_items:
                     by_pk[child_item.__dict__[key_attname]].__dict__[name].append(child_item)
         return items
+
+    def relation_base(self, name: str, related: dict[str, QuerySet]) -> QuerySet:
+        """What the reverse relation `name` is read from: the selector's prefetch queryset, else
+        the related manager's order (the model's default, else the key)."""
+        base = related.get(name)
+        if base is None:
+            _key, child = self.many[name]
+            base = child.model._default_manager.all()
+            base = base if base.ordered else base.order_by("pk")
+        return base
 
     def page_statement(self, queryset: QuerySet, shape: Shape) -> CompiledValues | None:
         """The statement of `queryset`'s rows without its slice, compiled by the ORM and kept for
@@ -253,13 +265,20 @@ class _Node:
         ordered as `base`. A plain ordered `base` (no filter, join, annotation or slice: what the
         selectors prefetch) is compiled once per node, order and database, with the keys as one
         array parameter (`_relation_query`); any other is built by the ORM on each call."""
+        compiled = self.relation_statement(base, key_attname)
+        if compiled is None:
+            return self.fetch(base.filter(**{f"{key_attname}__in": keys}), {})
+        return self.items(compiled.rows(keys=keys), {})
+
+    def relation_statement(self, base: QuerySet, key_attname: str) -> CompiledValues | None:
+        """`related_items`'s compiled statement for a plain `base`, else None."""
         shape = _plain_shape(base)
         if shape is None:
-            return self.fetch(base.filter(**{f"{key_attname}__in": keys}), {})
+            return None
         compiled = self.compiled.get((key_attname, shape))
         if compiled is None:
             compiled = self.compiled[(key_attname, shape)] = _relation_query(base, key_attname, self.lookups)
-        return self.items(compiled.rows(keys=keys), {})
+        return compiled
 
 
 # What a plain ordered queryset's Query may have set, and to what (`_plain_shape`): anything else
@@ -427,8 +446,16 @@ def read_row_by_key(
     (`_Node.by_key`), so reading one object back costs a primary-key lookup, not the ORM building
     the list's query."""
     node = row_iterable(queryset.model, serializer_class).node
-    rows = node.by_key().rows(pk=pk)
-    return next(iter(node.items(rows, _related(queryset) if related is None else related)), None)
+    related = _related(queryset) if related is None else related
+    # The row and its plain reverse relations (whose keys are this one key) in one round trip.
+    runs, names = [(node.by_key(), {"pk": pk})], []
+    for name, (key_attname, child) in node.many.items():
+        statement = child.relation_statement(node.relation_base(name, related), key_attname)
+        if statement is not None:
+            runs.append((statement, {"keys": [pk]}))
+            names.append(name)
+    rows, *relations = rows_together(runs)
+    return next(iter(node.items(rows, related, dict(zip(names, relations, strict=True)))), None)
 
 
 def plain_prefetches(queryset: QuerySet) -> dict[str, QuerySet] | None:

@@ -149,3 +149,31 @@ def test_json_columns_are_read_as_the_orm_reads_them(document):
     expected = Booking.objects.filter(pk=booking.pk).values_list("metadata", "responses").get()
     assert row == expected
     assert [type(value) for value in row] == [type(value) for value in expected]
+
+
+def test_statements_run_together_give_what_each_gives_alone_and_are_each_counted():
+    from django.db import DatabaseError, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from core.compiled_queries import rows_together
+
+    schedules = [ScheduleFactory(name=f"Together {index}") for index in range(3)]
+    by_pk = CompiledValues(Schedule.objects.filter(pk=Parameter("pk", Schedule._meta.pk)).values_list("id", "name"))
+    by_keys = CompiledValues(
+        Schedule.objects.filter(AnyOf("id", Parameter("keys", Schedule._meta.pk))).order_by("id").values_list("name")
+    )
+    runs = [(by_pk, {"pk": schedules[0].pk}), (by_keys, {"keys": [s.pk for s in schedules]}), (by_pk, {"pk": -1})]
+
+    with CaptureQueriesContext(connection) as sent:
+        together = rows_together(runs)
+
+    assert together == [statement.rows(**values) for statement, values in runs]
+    assert together[0] == [(schedules[0].pk, "Together 0")] and together[2] == []
+    assert len(sent.captured_queries) == 3
+    with transaction.atomic():  # inside a transaction too, as a write's answer may be read
+        assert rows_together(runs) == together
+    broken = CompiledValues(Schedule.objects.filter(pk=Parameter("pk", Schedule._meta.pk)).values_list("id"))
+    broken.sql = broken.sql.replace("SELECT", "SELEKT", 1)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        rows_together([(by_pk, {"pk": schedules[0].pk}), (broken, {"pk": 1})])
+    assert rows_together(runs) == together  # the connection is usable afterwards
