@@ -238,8 +238,12 @@ class _Node:
         return base
 
     def page_statement(self, queryset: QuerySet, shape: Shape) -> CompiledValues | None:
-        """The statement of `queryset`'s rows without its slice, compiled by the ORM and kept for
-        its shape if its parameters are exactly the shape's (core.readpath.shapes)."""
+        """The statement of `queryset`'s rows without its slice for its shape: compiled by the ORM
+        at the shape's first request and kept if its parameters are exactly the shape's
+        (core.readpath.shapes); None when it was not kept."""
+        kept = self.pages.get(shape)
+        if kept is not MISSING:
+            return kept
         unsliced = queryset._chain()
         unsliced.query.clear_limits()
         try:
@@ -355,17 +359,12 @@ class RowIterable(BaseIterable):
 
     def __iter__(self):
         shape = shape_of(self.queryset)
-        if shape is None:
+        statement = None if shape is None else self.node.page_statement(self.queryset, shape)
+        if statement is None:  # a shape not known, or not kept: the ORM reads it
             yield from self.node.fetch(self.queryset, self.related)
-            return
-        statement = self.node.pages.get(shape)
-        if statement is MISSING:
-            statement = self.node.page_statement(self.queryset, shape)
-        if statement is None:
-            yield from self.node.fetch(self.queryset, self.related)
-            return
-        rows = statement.run(statement.sql + shape.limit_clause, (*shape.params, *shape.limit))
-        yield from self.node.items(rows, self.related)
+        else:
+            rows = statement.run(statement.sql + shape.limit_clause, (*shape.params, *shape.limit))
+            yield from self.node.items(rows, self.related)
 
 
 class RowCount:
@@ -373,10 +372,10 @@ class RowCount:
     per shape (core.readpath.shapes)."""
 
     def count(self):
-        if self._result_cache is not None:
-            return len(self._result_cache)
+        if self._result_cache is not None or self.query.is_sliced:
+            return super().count()
         shape = shape_of(self)
-        if shape is None or shape.limit:
+        if shape is None:
             return super().count()
         node = self._iterable_class.node
         sql = node.counts.get(shape)

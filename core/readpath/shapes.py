@@ -91,7 +91,7 @@ def _only_keyed(query: Query) -> bool:
     if new is None:
         new = _NEW[query.model] = Query(query.model)
     for name, value in vars(query).items():
-        if name not in _KEYED and getattr(new, name, _MISSING) != value:
+        if name not in _KEYED and getattr(new, name, MISSING) != value:
             return False
     return True
 
@@ -112,14 +112,15 @@ class Statements:
         self.by_key: dict[tuple, object] = {}
 
     def get(self, shape: Shape):
-        return self.by_key.get(shape.key, _MISSING)
+        """The statement kept for this shape, None if it could not be kept, MISSING if not seen."""
+        return self.by_key.get(shape.key, MISSING)
 
     def put(self, shape: Shape, statement) -> None:
         if len(self.by_key) < MAX_SHAPES:
             self.by_key[shape.key] = statement
 
 
-_MISSING = MISSING = object()
+MISSING = object()
 
 
 def counted_once(queryset: QuerySet, shape: Shape) -> tuple[int, str | None]:
