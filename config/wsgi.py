@@ -7,6 +7,15 @@ them; freezing them shortens both the total time spent in full collections and t
 pause (measured per gunicorn worker: docs/benchmarks.md, "Profiling and what changed"). Under
 `gunicorn --preload` this runs in the master before the fork, which also keeps the workers from
 copying the pages those objects live on.
+
+The collector's first generation then runs every `GC_GEN0_THRESHOLD` (default 10,000) new
+container objects instead of Python's 700. A request that reads a page of 100 rows keeps a few
+thousand objects alive at once, so at 700 the collector ran in the middle of most such requests and
+moved what it found alive to an older generation, to be walked again there. With a request's
+objects freed when its response is sent (`core.viewsets.ReleasedWhenSentMixin`), what is left for
+the collector is a few kilobytes of Django's own cycles per request (the request, its session and
+messages), collected every few hundred requests (docs/benchmarks.md, "Garbage the collector had
+to find").
 """
 
 import gc
@@ -21,3 +30,5 @@ application = get_wsgi_application()
 import_module(settings.ROOT_URLCONF)  # what the first request would import
 gc.collect()
 gc.freeze()
+_first, *_older = gc.get_threshold()
+gc.set_threshold(settings.GC_GEN0_THRESHOLD, *_older)

@@ -61,6 +61,7 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
@@ -99,13 +100,50 @@ class RateLimitFirstMixin:
         super().check_permissions(request)
 
 
-class ResourceAPIView(IdempotentWritesMixin, RateLimitFirstMixin, APIView):
+class ReleasedWhenSentMixin:
+    """The objects of a request freed as soon as its response has been sent.
+
+    DRF ties a view, its request, its response and the response's serializers into reference
+    cycles (`view.request`, `request.parser_context["view"]`, `response.renderer_context`, a
+    serializer's fields naming it as their `parent`, `ReturnList.serializer`). Reference counting
+    cannot free a cycle, so a list's page of rows and its output stayed in memory until Python's
+    cyclic collector found them, and that collector then walked them in whatever request was
+    running: about a tenth of a list's CPU, and pauses at the tail of the latencies
+    (docs/benchmarks.md, "Garbage the collector had to find"). When the server closes the response
+    (after its last byte), those links are cut and the request's objects go at once. The response
+    keeps its `data` and `wsgi_request`, which tests read."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        # Django calls a response's closers from `close()`, which the WSGI server (and the test
+        # client) calls once the response is written; it is how Django closes a FileResponse's file.
+        response._resource_closers.append(self._release_when_sent)
+        return response
+
+    def _release_when_sent(self):
+        response, request = self.__dict__.get("response"), self.__dict__.get("request")
+        self.__dict__.clear()
+        if request is not None:
+            request.parser_context = {}
+        if response is not None:
+            response.renderer_context = {}
+            data = getattr(response, "data", None)
+            for value in (data, *data.values()) if isinstance(data, dict) else (data,):
+                serializer = getattr(value, "serializer", None)  # DRF's ReturnList / ReturnDict
+                if isinstance(serializer, BaseSerializer):
+                    value.serializer = None
+                    for part in (getattr(serializer, "child", None), serializer):
+                        if part is not None:
+                            part.__dict__.clear()
+
+
+class ResourceAPIView(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFirstMixin, APIView):
     """For endpoints that are not a collection (`/me`): same auth, scopes and rate limit."""
 
     scopes: dict[str, str] = {}
 
 
-class ResourceViewSet(IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet):
+class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFirstMixin, GenericViewSet):
     scopes: dict[str, str] = {}
     envelope_singular: str = ""
     envelope_plural: str = ""

@@ -12,14 +12,15 @@ PROBE = """
 import gc, sys
 import config.wsgi
 print(gc.get_freeze_count(), "scheduling.views.schedules" in sys.modules, callable(config.wsgi.application))
+print(*gc.get_threshold())
 """
 
 
-def _run(*command: str) -> str:
+def _run(*command: str, **env: str) -> str:
     return subprocess.run(
         command,
         cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test", **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -28,10 +29,17 @@ def _run(*command: str) -> str:
 
 
 def test_wsgi_module_loads_the_urlconf_then_freezes_it():
-    frozen, views_loaded, callable_app = _run(sys.executable, "-c", PROBE).split()
+    loaded, thresholds = _run(sys.executable, "-c", PROBE).splitlines()
+    frozen, views_loaded, callable_app = loaded.split()
     assert int(frozen) > 50_000
     assert views_loaded == "True"
     assert callable_app == "True"
+    assert thresholds.split() == ["10000", "10", "10"]  # the first generation's, Python's other two
+
+
+def test_wsgi_module_takes_the_collector_threshold_from_the_environment():
+    _loaded, thresholds = _run(sys.executable, "-c", PROBE, GC_GEN0_THRESHOLD="2500").splitlines()
+    assert thresholds.split() == ["2500", "10", "10"]
 
 
 def test_gunicorn_config_keeps_the_worker_heartbeat_in_memory():
