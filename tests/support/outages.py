@@ -133,6 +133,58 @@ class PrivatePostgres:
         self.destroy()
 
 
+class PrivatePgBouncer:
+    """Debian's `pgbouncer` on a free port in transaction pooling mode, in front of the PostgreSQL at
+    `upstream_port`, with `pool_size` server connections per database for all its clients: each
+    transaction of a client may run on another server connection, and clients take turns on one.
+    Run as the `postgres` OS user when the tests run as root, which pgbouncer refuses."""
+
+    def __init__(self, upstream_port: int, *, pool_size: int = 1):
+        self.port = free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="pooler-"))
+        self.upstream_port, self.pool_size = upstream_port, pool_size
+        self.process = None
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> None:
+        config = self.directory / "pgbouncer.ini"
+        config.write_text(
+            "[databases]\n"
+            f"* = host=127.0.0.1 port={self.upstream_port} user=postgres\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            "auth_type = any\npool_mode = transaction\n"
+            f"default_pool_size = {self.pool_size}\nmax_client_conn = 200\n"
+            f"logfile = {self.directory / 'pgbouncer.log'}\n"
+        )
+        command = [shutil.which("pgbouncer") or "/usr/sbin/pgbouncer", str(config)]
+        if os.geteuid() == 0:
+            shutil.chown(self.directory, "postgres", "postgres")
+            shutil.chown(config, "postgres", "postgres")
+            command = ["runuser", "-u", "postgres", "--", *command]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(self.port)
+
+    def log(self) -> str:
+        path = self.directory / "pgbouncer.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
