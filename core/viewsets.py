@@ -108,7 +108,7 @@ class ReleasedWhenSentMixin:
     serializer's fields naming it as their `parent`, `ReturnList.serializer`). Reference counting
     cannot free a cycle, so a list's page of rows and its output stayed in memory until Python's
     cyclic collector found them, and that collector then walked them in whatever request was
-    running: about a tenth of a list's CPU, and pauses at the tail of the latencies
+    running: up to a tenth of a list's CPU, and pauses at the tail of the latencies
     (docs/benchmarks.md, "Garbage the collector had to find"). When the server closes the response
     (after its last byte), those links are cut and the request's objects go at once. The response
     keeps its `data` and `wsgi_request`, which tests read."""
