@@ -89,7 +89,9 @@ def test_a_list_leaves_the_collector_nothing_that_grows_with_its_page(key):
     ("method", "path", "body", "at_most"),
     [
         ("GET", "/v1/me", b"", 60),  # 44 (85 before)
-        ("POST", "/v1/schedules", b'{"name": "Work", "timeZone": "Europe/Berlin"}', 110),  # 86 (142 before)
+        # 121 (142 before the links were cut; 86 while the answer was read back, before the new
+        # schedule came back holding its rows, which point at it: Django's own cycle)
+        ("POST", "/v1/schedules", b'{"name": "Work", "timeZone": "Europe/Berlin"}', 130),
         ("GET", "/v1/schedules/0", b"", 40),  # a 400 naming the id: 21 (60 before)
     ],
 )

@@ -56,8 +56,9 @@ def _constraint_error(error: IntegrityError) -> ValidationError | None:
     return None
 
 
-def _create_availability(*, schedule: Schedule, rows) -> None:
-    """Write the rows of a schedule in one INSERT.
+def _create_availability(*, schedule: Schedule, rows) -> list[Availability]:
+    """Write the rows of a schedule in one INSERT and return them, with the ids PostgreSQL gave them
+    in the order it gave them (the order GET reads them in).
 
     At most API_LIMITS["SCHEDULE_AVAILABILITY_ROWS"] rows (every GET /slots of the schedule walks
     them all). Each row's fields are validated here; its check constraints (days within the week, weekly rule
@@ -81,7 +82,7 @@ def _create_availability(*, schedule: Schedule, rows) -> None:
         availability.full_clean(exclude=["schedule"], validate_constraints=False)
         new_rows.append(availability)
     try:
-        Availability.objects.bulk_create(new_rows)
+        return Availability.objects.bulk_create(new_rows)
     except IntegrityError as error:
         validation_error = _constraint_error(error)
         if validation_error is None:
@@ -90,9 +91,20 @@ def _create_availability(*, schedule: Schedule, rows) -> None:
 
 
 def _replace_availability(*, schedule: Schedule, rows) -> None:
-    """Delete every row and write the new list; the caller's transaction makes it atomic."""
-    schedule.availability.all().delete()
-    _create_availability(schedule=schedule, rows=rows)
+    """Delete every row and write the new list; the caller's transaction makes it atomic. The
+    schedule holds the new rows afterwards (not rows loaded before, such as a create's)."""
+    Availability.objects.filter(schedule=schedule).delete()
+    _loaded(schedule, "availability", _create_availability(schedule=schedule, rows=rows))
+
+
+def _loaded(instance, relation: str, objects: list) -> None:
+    """Record `objects` as `instance`'s rows of the reverse relation `relation`, as
+    `prefetch_related()` does, so that reading them (`instance.<relation>.all()`) runs no query."""
+    manager = getattr(instance, relation)
+    queryset = manager.get_queryset()  # lazy: no query
+    queryset._result_cache = objects
+    queryset._prefetch_done = True
+    instance.__dict__.setdefault("_prefetched_objects_cache", {})[manager.field.remote_field.cache_name] = queryset
 
 
 def _next_default(*, user: User, excluding: Schedule) -> Schedule | None:
@@ -113,6 +125,10 @@ def schedule_create(
 
     Without `availability` it gets Mon–Fri 09:00–17:00. It becomes the owner's default when asked,
     or when the owner has none and the caller did not say `is_default: false`.
+
+    The schedule comes back with what GET shows of it already loaded: its owner (with the default
+    as it stands under the lock), its availability rows as written, and its event types, which are
+    none (an event type can only point at a schedule that exists).
     """
     owner = actor
     if user_id is not None and user_id != actor.pk:
@@ -126,10 +142,12 @@ def schedule_create(
     # Not `user`: full_clean() would query whether the owner exists, and its row is locked above.
     schedule.full_clean(exclude=["user"])
     schedule.save()
-    _create_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
+    rows = _create_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
     if is_default or (is_default is None and owner.default_schedule_id is None):
         owner.default_schedule = schedule
         owner.save(update_fields=["default_schedule"])
+    _loaded(schedule, "availability", rows)
+    _loaded(schedule, "event_types", [])
     return schedule
 
 

@@ -102,6 +102,38 @@ def test_create_writes_the_schedule_and_all_its_rows():
     assert owner.default_schedule_id == schedule.pk
 
 
+def _as_stored(rows) -> list[tuple]:
+    return [(row.pk, row.schedule_id, row.days_mask, row.start_time, row.end_time, row.date) for row in rows]
+
+
+def test_the_schedule_a_write_returns_holds_its_rows_as_stored(django_assert_num_queries):
+    """A create returns the schedule holding its rows (with their ids) and its event types (none),
+    so the API answers without reading them back; after an update it holds the new rows, never
+    the ones it was created with."""
+    owner = UserFactory()
+    schedule = schedule_create(
+        actor=owner,
+        name="Work",
+        time_zone="UTC",
+        availability=[{"days": [5, 1], **GOOD_ROW}, {"days": [0], **GOOD_ROW}],
+    )
+
+    with django_assert_num_queries(0):
+        held = _as_stored(schedule.availability.all())
+        assert list(schedule.event_types.all()) == []
+    assert held == _as_stored(Availability.objects.filter(schedule=schedule).order_by("id"))
+    assert [row.days for row in schedule.availability.all()] == [[1, 5], [0]]
+
+    schedule_update(schedule=schedule, availability=[{"days": [2], **GOOD_ROW}])
+
+    with django_assert_num_queries(0):
+        held = _as_stored(schedule.availability.all())
+    assert held == _as_stored(Availability.objects.filter(schedule=schedule).order_by("id"))
+    assert len(held) == 1 and held[0][2] == Availability.mask_for([2])
+    # A filter on the held rows still asks the database.
+    assert schedule.availability.filter(days_mask=Availability.mask_for([2])).count() == 1
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_schedule_write_holds_the_owners_row_and_reads_their_default_as_it_stands():
     """The owner's default is decided under a lock on their row (the module's docstring): another

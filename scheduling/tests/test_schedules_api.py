@@ -175,33 +175,89 @@ def test_create_with_defaults_becomes_the_default_schedule(api_client, owner, ke
     assert owner.default_schedule_id == schedule["id"]
 
 
-def test_each_write_answers_its_own_schedule_as_get_shows_it_building_the_selector_once(api_client, monkeypatch):
-    """The answer of a write is read back with the selector's prefetches; plain ones are kept by
+def test_each_update_answers_its_own_schedule_as_get_shows_it_building_the_selector_once(api_client, monkeypatch):
+    """The answer of a PATCH is read back with the selector's prefetches; plain ones are kept by
     the view (core.viewsets.reload), so later writes do not build the selector for them."""
     from scheduling.views.schedules import ScheduleViewSet
 
+    callers = [ApiKeyFactory(user=UserFactory()) for _ in range(3)]
+    schedules = [ScheduleFactory(user=caller.user) for caller in callers]
     monkeypatch.delattr(ScheduleViewSet, "_reload_from", raising=False)
     built = []
     selector = ScheduleViewSet.selector
     monkeypatch.setattr(ScheduleViewSet, "selector", lambda **arguments: built.append(1) or selector(**arguments))
     answers = []
-    for name in ("First", "Second", "Third"):
-        caller = ApiKeyFactory(user=UserFactory())
-        body = {"name": name, "timeZone": "Europe/Berlin", "availability": [{"days": [2], "startTime": "10:00"}]}
-        created = api_client.post(
-            "/v1/schedules",
-            {**body, "availability": [{**body["availability"][0], "endTime": "11:00"}]},
-            format="json",
-            **bearer(caller.raw_key),
-        )
-        assert created.status_code == 200, created.json()
-        answers.append((caller, created.json()["schedule"]))
+    for name, caller, schedule in zip(("First", "Second", "Third"), callers, schedules, strict=True):
+        body = {"name": name, "availability": [{"days": [2], "startTime": "10:00", "endTime": "11:00"}]}
+        updated = api_client.patch(f"/v1/schedules/{schedule.pk}", body, format="json", **bearer(caller.raw_key))
+        assert updated.status_code == 200, updated.json()
+        answers.append((caller, updated.json()["schedule"]))
 
-    assert len(built) == 1
+    # Each PATCH finds its schedule through the selector (visibility): 3; the read-back built it
+    # once more, for its prefetches, the first time only.
+    assert len(built) == 3 + 1
     for caller, schedule in answers:
         shown = api_client.get(f"/v1/schedules/{schedule['id']}", **bearer(caller.raw_key)).json()["schedule"]
         assert schedule == shown
-        assert schedule["availability"][0]["days"] == [2] and schedule["isDefault"] is True
+        assert schedule["availability"][0]["days"] == [2]
+
+
+CREATE_BODIES = {
+    "defaults": {"name": "Work", "timeZone": "America/New_York"},
+    "rules and overrides": {
+        "name": "Mixed",
+        "timeZone": "Asia/Kathmandu",
+        "availability": [
+            {"days": [6, 0, 3], "startTime": "10:00", "endTime": "12:30:15"},
+            {"date": "2026-12-24", "startTime": "09:00", "endTime": "12:00"},
+            {"days": [1], "startTime": "00:00", "endTime": "23:59:59"},
+            {"date": "2026-12-25", "startTime": "00:00", "endTime": "00:00"},
+        ],
+    },
+    "no rows": {"name": "Empty", "timeZone": "UTC", "availability": []},
+    "not the default": {"name": "Side", "timeZone": "Australia/Lord_Howe", "isDefault": False},
+    "unicode name": {"name": "Bür😀 \u00a0 ", "timeZone": "Europe/Berlin", "isDefault": True},
+}
+
+
+@pytest.mark.parametrize("credential", ["api key", "oauth token", "admin for another user"])
+@pytest.mark.parametrize("body", CREATE_BODIES.values(), ids=CREATE_BODIES.keys())
+def test_create_answers_exactly_what_get_shows(api_client, credential, body):
+    """A create answers with the schedule as written (no read-back: scheduling.views.schedules);
+    that answer is the one GET /{id} gives, for every shape of input and every kind of caller,
+    whether the new schedule became the default or not."""
+    owner = UserFactory()
+    ScheduleFactory(user=owner)  # an older schedule, not the default: a new one may take the role
+    if credential == "api key":
+        headers, body = bearer(ApiKeyFactory(user=owner).raw_key), body
+    elif credential == "oauth token":
+        headers = bearer(AccessTokenFactory(user=owner, scope="READ_SCHEDULE WRITE_SCHEDULE").raw_token)
+    else:
+        headers, body = bearer(ApiKeyFactory(user=UserFactory(role="ADMIN")).raw_key), {**body, "userId": owner.pk}
+
+    created = api_client.post("/v1/schedules", body, format="json", **headers)
+
+    assert created.status_code == 200, created.json()
+    schedule = created.json()["schedule"]
+    shown = api_client.get(f"/v1/schedules/{schedule['id']}", **headers)
+    assert shown.status_code == 200
+    assert schedule == shown.json()["schedule"]
+    assert schedule["userId"] == owner.pk and schedule["eventType"] == []
+    owner.refresh_from_db()
+    assert schedule["isDefault"] is (owner.default_schedule_id == schedule["id"])
+
+
+def test_create_reads_nothing_back_after_its_writes(api_client, owner, key):
+    """The create's last statements are its writes: the answer needs no SELECT of the schedule, its
+    availability or its event types."""
+    api_client.get("/v1/schedules", **bearer(key.raw_key))  # the key's lastUsedAt write happens once a minute
+    with CaptureQueriesContext(connection) as context:
+        response = api_client.post(
+            "/v1/schedules", {"name": "Work", "timeZone": "UTC"}, format="json", **bearer(key.raw_key)
+        )
+    assert response.status_code == 200
+    reads = [query["sql"] for query in context.captured_queries if query["sql"].startswith("SELECT")]
+    assert not [sql for sql in reads if "scheduling_" in sql], reads
 
 
 def test_create_with_availability_and_overrides_accepts_short_times(api_client, key):
@@ -481,14 +537,14 @@ def test_wrong_scope_is_403_and_no_credentials_401(api_client, owner, method, pa
 
 def test_create_runs_a_fixed_number_of_queries(api_client, owner, key, django_assert_num_queries):
     """Authentication, the transaction (a savepoint inside the test's), the owner's lock, one INSERT
-    per table, the owner's new default and the three reads of the response: no query validates (the
-    serializer did, and the database enforces the availability constraints)."""
+    per table and the owner's new default: no query validates (the serializer did, and the database
+    enforces the availability constraints), and none reads the answer back."""
     api_client.get("/v1/schedules", **bearer(key.raw_key))  # the key's lastUsedAt write happens once a minute
     availability = [
         {"days": [1, 2], "startTime": "09:00", "endTime": "12:00"},
         {"days": [3], "startTime": "13:00", "endTime": "17:00"},
     ]
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(7):
         response = api_client.post(
             "/v1/schedules",
             {"name": "Work", "timeZone": "UTC", "availability": availability},
