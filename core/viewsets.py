@@ -125,6 +125,12 @@ class ReleasedWhenSentMixin:
         self.__dict__.clear()
         if request is not None:
             request.parser_context = {}
+            # Django's middleware links its request back to itself twice: `request.auser` (a
+            # partial of the request) and the message storage (which holds the request). An API
+            # answer uses neither once it is sent; without them the request goes by reference
+            # counting too, and a worker's requests leave the collector nothing at all.
+            for name in ("auser", "_messages"):
+                request._request.__dict__.pop(name, None)
         if response is not None:
             response.renderer_context = {}
             data = getattr(response, "data", None)
@@ -135,6 +141,21 @@ class ReleasedWhenSentMixin:
                     for part in (getattr(serializer, "child", None), serializer):
                         if part is not None:
                             part.__dict__.clear()
+
+
+def _take_apart(serializer: BaseSerializer) -> None:
+    """Cut the links between a serializer no longer needed and its fields (each field's `parent`,
+    the `child` of a list or a dict), nested ones included, so that reference counting frees them."""
+    parts = [serializer]
+    while parts:
+        part = parts.pop()
+        fields = part.__dict__.get("fields")  # a serializer's, once built (a cached property)
+        if fields is not None:
+            parts.extend(fields.values())
+        child = part.__dict__.get("child")
+        if child is not None:
+            parts.append(child)
+        part.__dict__.clear()
 
 
 class ResourceAPIView(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFirstMixin, APIView):
@@ -246,7 +267,9 @@ class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFir
     def validated_input(self, *, partial: bool = False, instance=None) -> dict:
         serializer = self.get_serializer(instance, data=self.request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        data = serializer.validated_data
+        _take_apart(serializer)  # (ReleasedWhenSentMixin): its fields and it point at each other
+        return data
 
     def reload(self, instance):
         """The written object for the response body, read back as GET /{id} reads it (core.readpath:

@@ -351,25 +351,34 @@ def _row_class(model: type[Model], properties: set[str]) -> type:
 
 
 class RowIterable(BaseIterable):
-    """Yields the rows of `read_rows`: `node` is set on the subclass made for each plan, `related`
-    on the one made for each queryset (a queryset's iterable class is kept by its clones)."""
+    """Yields the rows of `read_rows`: `node` is set on the subclass made for each plan; the
+    reverse relations' querysets come from the queryset (`RowCount._row_related`)."""
 
     node: _Node
-    related: dict[str, QuerySet] = {}
 
     def __iter__(self):
+        related = getattr(self.queryset, "_row_related", {})
         shape = shape_of(self.queryset)
         statement = None if shape is None else self.node.page_statement(self.queryset, shape)
         if statement is None:  # a shape not known, or not kept: the ORM reads it
-            yield from self.node.fetch(self.queryset, self.related)
+            yield from self.node.fetch(self.queryset, related)
         else:
             rows = statement.run(statement.sql + shape.limit_clause, (*shape.params, *shape.limit))
-            yield from self.node.items(rows, self.related)
+            yield from self.node.items(rows, related)
 
 
 class RowCount:
     """Mixed into the class of the queryset `read_rows` answers: its COUNT, too, is compiled once
-    per shape (core.readpath.shapes)."""
+    per shape (core.readpath.shapes), and its clones keep the querysets its reverse relations are
+    read through (`_row_related`: a subclass of the iterable for each queryset made a class per
+    request, which only the cyclic collector could free)."""
+
+    _row_related: dict[str, QuerySet] = {}
+
+    def _clone(self):
+        clone = super()._clone()
+        clone._row_related = self._row_related
+        return clone
 
     def count(self):
         if self._result_cache is not None or self.query.is_sliced:
@@ -418,13 +427,10 @@ def _related(queryset: QuerySet) -> dict[str, QuerySet]:
 def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer]) -> QuerySet:
     """`queryset` with the same filters and order, evaluated as rows of what `serializer_class`
     shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset."""
-    iterable = row_iterable(queryset.model, serializer_class)
-    related = _related(queryset)
-    if related:
-        iterable = type(iterable.__name__, (iterable,), {"related": related})
     rows = queryset.prefetch_related(None)  # the rows come with their relations (`_Node.fetch`)
-    rows._iterable_class = iterable  # kept by clones, as .values() keeps its own
-    rows.__class__ = _counting(type(rows))  # and so is its class
+    rows._iterable_class = row_iterable(queryset.model, serializer_class)  # kept by clones, as .values() keeps its own
+    rows.__class__ = _counting(type(rows))  # and so is its class,
+    rows._row_related = _related(queryset)  # which keeps this too
     return rows
 
 

@@ -73,7 +73,7 @@ def _create_availability(*, schedule: Schedule, rows) -> list[Availability]:
     new_rows = []
     for row in rows:
         availability = Availability(
-            schedule=schedule,
+            schedule_id=schedule.pk,  # not `schedule=`: the row would point back at the schedule that holds it
             days_mask=Availability.mask_for(row.get("days") or []),
             start_time=row["start_time"],
             end_time=row["end_time"],
@@ -99,12 +99,16 @@ def _replace_availability(*, schedule: Schedule, rows) -> None:
 
 def _loaded(instance, relation: str, objects: list) -> None:
     """Record `objects` as `instance`'s rows of the reverse relation `relation`, as
-    `prefetch_related()` does, so that reading them (`instance.<relation>.all()`) runs no query."""
-    manager = getattr(instance, relation)
-    queryset = manager.get_queryset()  # lazy: no query
+    `prefetch_related()` does, so that reading them (`instance.<relation>.all()`) runs no query.
+
+    The recorded queryset is the related model's own, filtered by the key, not the related
+    manager's: that one points back at `instance`, a cycle that only Python's cyclic collector
+    could free (docs/benchmarks.md, "Garbage the collector had to find")."""
+    field = getattr(type(instance), relation).field
+    queryset = field.model._default_manager.filter(**{field.attname: instance.pk})  # lazy: no query
     queryset._result_cache = objects
     queryset._prefetch_done = True
-    instance.__dict__.setdefault("_prefetched_objects_cache", {})[manager.field.remote_field.cache_name] = queryset
+    instance.__dict__.setdefault("_prefetched_objects_cache", {})[field.remote_field.cache_name] = queryset
 
 
 def _next_default(*, user: User, excluding: Schedule) -> Schedule | None:
@@ -144,7 +148,7 @@ def schedule_create(
     schedule.save()
     rows = _create_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
     if is_default or (is_default is None and owner.default_schedule_id is None):
-        owner.default_schedule = schedule
+        owner.default_schedule_id = schedule.pk  # the key: the schedule already points at its owner
         owner.save(update_fields=["default_schedule"])
     _loaded(schedule, "availability", rows)
     _loaded(schedule, "event_types", [])
