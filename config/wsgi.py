@@ -12,10 +12,10 @@ The collector's first generation then runs every `GC_GEN0_THRESHOLD` (default 10
 container objects instead of Python's 700. A request that reads a page of 100 rows keeps a few
 thousand objects alive at once, so at 700 the collector ran in the middle of most such requests and
 moved what it found alive to an older generation, to be walked again there. With a request's
-objects freed when its response is sent (`core.viewsets.ReleasedWhenSentMixin`), what is left for
-the collector is a few kilobytes of Django's own cycles per request (the request, its session and
-messages), collected every few hundred requests (docs/benchmarks.md, "Garbage the collector had
-to find").
+objects freed when its response is sent (`core.viewsets.ReleasedWhenSentMixin`), a read or a
+schedule create leaves the collector nothing, so it runs only when one request holds more than
+that many objects at once, or after many requests of the kinds that still leave a few dozen (an
+update, a booking, an error): docs/benchmarks.md, "Garbage the collector had to find".
 """
 
 import gc

@@ -10,7 +10,8 @@ from datetime import date, time
 from typing import TypedDict
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
+from django.utils import timezone
 
 from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
@@ -45,6 +46,43 @@ def _locked_default() -> CompiledValues:
     changed")."""
     rows = User.objects.filter(pk=Parameter("pk", User._meta.pk)).select_for_update().order_by()
     return CompiledValues(rows.values_list("default_schedule_id"))
+
+
+@functools.cache
+def _insert_locking_owner_sql(alias: str) -> str:
+    """`INSERT` of a schedule that first locks its owner's row (`SELECT … FOR UPDATE`, as
+    `_lock_user`) and returns the new key with the owner's default as it stands under that lock.
+    Written once per process from the models' tables and columns."""
+    quote = connections[alias].ops.quote_name
+    user, schedule = User._meta, Schedule._meta
+    user_key, default = quote(user.pk.column), quote(user.get_field("default_schedule").column)
+    columns = ", ".join(quote(schedule.get_field(name).column) for name in ("user", "name", "time_zone", "created_at"))
+    return (
+        f"WITH owner AS (SELECT {user_key} AS id, {default} AS default_schedule_id "
+        f"FROM {quote(user.db_table)} WHERE {user_key} = %s FOR UPDATE) "
+        f"INSERT INTO {quote(schedule.db_table)} ({columns}) SELECT owner.id, %s, %s, %s FROM owner "
+        f"RETURNING {quote(schedule.pk.column)}, (SELECT default_schedule_id FROM owner)"
+    )
+
+
+def _insert_locking_owner(schedule: Schedule) -> None:
+    """Save a new, validated schedule in one statement that also locks its owner's row for the
+    rest of the transaction and reads their default schedule under that lock (into
+    `schedule.user`). The lock and `save()` were two round trips, and `save()` built its INSERT
+    with the ORM on every create (docs/benchmarks.md, "Profiling and what changed")."""
+    owner, alias = schedule.user, router.db_for_write(Schedule)
+    database = connections[alias]
+    values = [
+        schedule._meta.get_field(name).get_db_prep_save(getattr(schedule, name), database)
+        for name in ("name", "time_zone", "created_at")
+    ]
+    with database.cursor() as cursor:
+        cursor.execute(_insert_locking_owner_sql(alias), [owner.pk, *values])
+        row = cursor.fetchone()
+    if row is None:
+        raise User.DoesNotExist(f"User {owner.pk} does not exist.")
+    schedule.pk, owner.default_schedule_id = row
+    schedule._state.adding, schedule._state.db = False, alias
 
 
 def _constraint_error(error: IntegrityError) -> ValidationError | None:
@@ -141,11 +179,10 @@ def schedule_create(
         owner = User.objects.filter(pk=user_id).first()
         if owner is None:
             raise ValidationError({"userId": [f"User {user_id} does not exist."]})
-    owner = _lock_user(owner)
-    schedule = Schedule(user=owner, name=name, time_zone=time_zone)
-    # Not `user`: full_clean() would query whether the owner exists, and its row is locked above.
+    schedule = Schedule(user=owner, name=name, time_zone=time_zone, created_at=timezone.now())
+    # Not `user`: full_clean() would query whether the owner exists; the INSERT below finds them.
     schedule.full_clean(exclude=["user"])
-    schedule.save()
+    _insert_locking_owner(schedule)
     rows = _create_availability(schedule=schedule, rows=DEFAULT_AVAILABILITY if availability is None else availability)
     if is_default or (is_default is None and owner.default_schedule_id is None):
         owner.default_schedule_id = schedule.pk  # the key: the schedule already points at its owner

@@ -157,3 +157,39 @@ def test_a_schedule_write_holds_the_owners_row_and_reads_their_default_as_it_sta
     assert User.objects.get(pk=owner.pk).default_schedule_id == second.pk != first.pk
     with pytest.raises(User.DoesNotExist), transaction.atomic():
         _lock_user(User(pk=owner.pk + 10_000))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_create_locks_the_owners_row_with_its_insert():
+    """The create's INSERT takes the owner's row lock itself (one statement, no `_lock_user` round
+    trip): until it commits, no other session can lock the owner, so a concurrent create or delete
+    of their default waits for it."""
+    owner = UserFactory()
+    other = another_session(autocommit=True)
+    try:
+        with transaction.atomic():
+            schedule = schedule_create(actor=owner, name="First", time_zone="UTC")
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                other.execute("SELECT 1 FROM accounts_user WHERE id = %s FOR UPDATE NOWAIT", [owner.pk])
+            assert other.execute("SELECT count(*) FROM scheduling_schedule").fetchone() == (0,)
+        assert other.execute("SELECT 1 FROM accounts_user WHERE id = %s FOR UPDATE NOWAIT", [owner.pk]).fetchone()
+        assert other.execute("SELECT default_schedule_id FROM accounts_user WHERE id = %s", [owner.pk]).fetchone() == (
+            schedule.pk,
+        )
+    finally:
+        other.close()
+    stored = Schedule.objects.get(pk=schedule.pk)
+    assert (stored.user_id, stored.name, stored.time_zone, stored.created_at) == (
+        owner.pk,
+        "First",
+        "UTC",
+        schedule.created_at,
+    )
+
+
+def test_a_create_for_an_owner_who_is_gone_raises_and_writes_nothing():
+    gone = UserFactory.build(pk=10_000_000)
+    before = snapshot()
+    with pytest.raises(User.DoesNotExist):
+        schedule_create(actor=gone, name="Nobody's", time_zone="UTC")
+    assert snapshot() == before
