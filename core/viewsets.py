@@ -138,9 +138,7 @@ class ReleasedWhenSentMixin:
                 serializer = getattr(value, "serializer", None)  # DRF's ReturnList / ReturnDict
                 if isinstance(serializer, BaseSerializer):
                     value.serializer = None
-                    for part in (getattr(serializer, "child", None), serializer):
-                        if part is not None:
-                            part.__dict__.clear()
+                    _take_apart(serializer)
 
 
 def _take_apart(serializer: BaseSerializer) -> None:
