@@ -37,6 +37,12 @@ class JsonBounds:
 
 # What the renderer (orjson) can write: signed and unsigned 64-bit integers.
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+# PostgreSQL's jsonb keeps a number as an exact decimal, and writes one with no fraction as an
+# integer: `1e20` comes back as the integer 100000000000000000000. So a number with a fraction or
+# exponent is held to the same range as an integer, or it would come back as one no renderer writes.
+# Strictly inside it: a float is stored as its shortest text (-2**63 as -9.223372036854776e+18,
+# below the range), and the floats just inside the two ends are stored inside it.
+NUMBER_RANGE = f"Numbers must lie between {INT_MIN} and {INT_MAX}."
 
 
 def _text_problem(text: str, bounds: JsonBounds) -> str | None:
@@ -63,7 +69,8 @@ def inspect_json(value, bounds: JsonBounds, path: str = "") -> JsonProblem | Non
 
     Depth counts containers: `{}` and `[]` are depth 1, `{"a": [1]}` is depth 2. Strings (object
     keys included) must not contain NUL or a lone surrogate: PostgreSQL can store neither. Integers
-    must fit in 64 bits, which is what the renderer can write back.
+    must fit in 64 bits, which is what the renderer can write back; other numbers must lie in the
+    same range (`NUMBER_RANGE`; `1e400` is read as infinity, which is outside it too).
     """
     stack = [(value, path, 1)]
     while stack:
@@ -76,6 +83,10 @@ def inspect_json(value, bounds: JsonBounds, path: str = "") -> JsonProblem | Non
         if isinstance(item, int) and not isinstance(item, bool):
             if not INT_MIN <= item <= INT_MAX:
                 return JsonProblem(where, "Integers must fit in 64 bits.")
+            continue
+        if isinstance(item, float):
+            if not INT_MIN < item < INT_MAX + 1:  # False for infinity and NaN as well
+                return JsonProblem(where, NUMBER_RANGE)
             continue
         if not isinstance(item, dict | list):
             continue

@@ -197,6 +197,58 @@ def test_a_big_integer_in_booking_metadata_is_refused_not_turned_into_a_float(cl
     assert not Booking.objects.exists()
 
 
+def _with_metadata_number(event_type, number_text: str) -> str:
+    # Written by hand: Python's json module cannot write 1e400, and would write 1e20 as 1e+20.
+    body = json.dumps(booking_body(event_type, metadata={"n": "NUMBER"}))
+    return body.replace('"NUMBER"', number_text)
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["1e20", "-1e19", "18446744073709551616.0", "-9223372036854775808.0", "1e400", "-1e400", "1E+300"],
+)
+def test_a_number_postgresql_would_store_as_a_too_big_integer_is_refused(client, organizer, headers, number):
+    """jsonb keeps numbers as exact decimals and writes one without a fraction as an integer, so
+    `1e20` would come back as 100000000000000000000, which the renderer cannot write: the answer
+    to the POST and every later GET of the booking would be a 500. `1e400` is read as infinity."""
+    event_type = EventTypeFactory(owner=organizer)
+
+    response = client.post(
+        "/v1/bookings", _with_metadata_number(event_type, number), content_type="application/json", **headers
+    )
+
+    errors = assert_problem(response, 400, "validation_error")["errors"]
+    assert errors == {
+        "metadata": ["Numbers must lie between -9223372036854775808 and 18446744073709551615. (at metadata.n)"]
+    }
+    assert not Booking.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "number,stored",
+    [
+        ("1.5e19", 15000000000000000000),
+        ("18446744073709549568.0", 18446744073709550000),  # the largest float below 2**64
+        ("-9223372036854774784.0", -9223372036854775000),  # the float just above -2**63
+        ("1e-300", 1e-300),
+        ("2.5", 2.5),
+    ],
+)
+def test_numbers_within_the_range_are_stored_and_shown_again(client, organizer, headers, number, stored):
+    event_type = EventTypeFactory(owner=organizer)
+
+    created = client.post(
+        "/v1/bookings", _with_metadata_number(event_type, number), content_type="application/json", **headers
+    )
+    assert created.status_code == 200, created.content
+    shown = client.get(f"/v1/bookings/{created.json()['id']}", **headers)
+
+    assert shown.status_code == 200, shown.content
+    assert shown.json()["booking"]["metadata"] == {"n": stored}
+    assert created.json()["metadata"] == {"n": stored}
+
+
 # --- Pagination and query integers -------------------------------------------------------------
 
 
