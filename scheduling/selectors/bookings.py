@@ -14,7 +14,6 @@ from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, Que
 
 from accounts.models import Membership, MembershipRole, User
 from core.compiled_queries import AnyOf, IdArray, Parameter
-from payments.models import Payment
 from scheduling.models import Attendee, Booking
 
 
@@ -130,13 +129,12 @@ def booking_by_uid(*, user: User, uid: str) -> Booking | None:
     return booking_list(user=user).filter(uid=uid).first()
 
 
-def booking_payments(*, booking_id: int) -> list[dict]:
-    """The booking's payments as Cal.com v1's booking answer embedded them: `{id, uid, success,
-    paymentOption}` rows, oldest first."""
-    rows = Payment.objects.filter(booking_id=booking_id).order_by("id")
+def payment_summaries(payments) -> list[dict]:
+    """Payments (oldest first) as Cal.com v1's booking answer embedded them: `{id, uid, success,
+    paymentOption}` rows."""
     return [
-        {"id": pk, "uid": uid, "success": success, "paymentOption": option}
-        for pk, uid, success, option in rows.values_list("id", "uid", "success", "payment_option")
+        {"id": payment.pk, "uid": payment.uid, "success": payment.success, "paymentOption": payment.payment_option}
+        for payment in payments
     ]
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
+from core.loaded import record_loaded
 from core.models import App
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
@@ -125,7 +126,7 @@ def _book(
         cancel_meeting_triggers(booking=previous)
     _save_without_overlap(booking)
     for attendee in attendees:
-        attendee.booking = booking
+        attendee.booking_id = booking.pk  # the key, not the object: the booking will hold its attendees
     Attendee.objects.bulk_create(attendees)
 
     webhooks = booking_webhooks(booking)
@@ -136,8 +137,13 @@ def _book(
         _emit(trigger, booking, webhooks, previous=previous, attendees=attendees)
         create_meeting_triggers(booking=booking, webhooks=webhooks)
     # A reschedule does not charge again: the payment stays with the booking it was made for.
+    payments = []
     if event_type.price > 0 and previous is None:
-        _payment_initiate(booking=booking, event_type=event_type, webhooks=webhooks, attendees=attendees)
+        payment = _payment_initiate(booking=booking, event_type=event_type, webhooks=webhooks, attendees=attendees)
+        payments.append(payment)
+    # Returned as written, holding what its answer shows: the create answers with it unread.
+    record_loaded(booking, "attendees", attendees)
+    record_loaded(booking, "payments", payments)
     return booking
 
 
@@ -298,7 +304,7 @@ def _payment_initiate(
     payment = Payment(
         uid=uuid.uuid4().hex,
         app=app,
-        booking=booking,
+        booking_id=booking.pk,
         amount=event_type.price,
         currency=event_type.currency,
         success=False,

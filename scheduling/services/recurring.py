@@ -23,6 +23,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import Conflict
+from core.loaded import record_loaded
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
@@ -137,9 +138,13 @@ def _write(
         attendees = _new_attendees(fields)
         for attendee in attendees:
             attendee.full_clean(exclude=["booking", "name"] if not attendee.name else ["booking"])
-            attendee.booking = booking
+            attendee.booking_id = booking.pk  # the key, not the object: the booking holds its attendees
         all_attendees.append(attendees)
     Attendee.objects.bulk_create([attendee for attendees in all_attendees for attendee in attendees])
+    for booking, attendees in zip(bookings, all_attendees, strict=True):
+        # What the create's answer shows, as written (a series charges no payment).
+        record_loaded(booking, "attendees", attendees)
+        record_loaded(booking, "payments", [])
     return all_attendees
 
 

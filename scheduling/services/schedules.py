@@ -17,6 +17,7 @@ from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
 from core.exceptions import Forbidden
 from core.limits import limit
+from core.loaded import record_loaded
 from scheduling.models import Availability, Schedule
 
 DEFAULT_AVAILABILITY = ({"days": [1, 2, 3, 4, 5], "start_time": time(9, 0), "end_time": time(17, 0), "date": None},)
@@ -132,21 +133,7 @@ def _replace_availability(*, schedule: Schedule, rows) -> None:
     """Delete every row and write the new list; the caller's transaction makes it atomic. The
     schedule holds the new rows afterwards (not rows loaded before, such as a create's)."""
     Availability.objects.filter(schedule=schedule).delete()
-    _loaded(schedule, "availability", _create_availability(schedule=schedule, rows=rows))
-
-
-def _loaded(instance, relation: str, objects: list) -> None:
-    """Record `objects` as `instance`'s rows of the reverse relation `relation`, as
-    `prefetch_related()` does, so that reading them (`instance.<relation>.all()`) runs no query.
-
-    The recorded queryset is the related model's own, filtered by the key, not the related
-    manager's: that one points back at `instance`, a cycle that only Python's cyclic collector
-    could free (docs/benchmarks.md, "Garbage the collector had to find")."""
-    field = getattr(type(instance), relation).field
-    queryset = field.model._default_manager.filter(**{field.attname: instance.pk})  # lazy: no query
-    queryset._result_cache = objects
-    queryset._prefetch_done = True
-    instance.__dict__.setdefault("_prefetched_objects_cache", {})[field.remote_field.cache_name] = queryset
+    record_loaded(schedule, "availability", _create_availability(schedule=schedule, rows=rows))
 
 
 def _next_default(*, user: User, excluding: Schedule) -> Schedule | None:
@@ -187,8 +174,8 @@ def schedule_create(
     if is_default or (is_default is None and owner.default_schedule_id is None):
         owner.default_schedule_id = schedule.pk  # the key: the schedule already points at its owner
         owner.save(update_fields=["default_schedule"])
-    _loaded(schedule, "availability", rows)
-    _loaded(schedule, "event_types", [])
+    record_loaded(schedule, "availability", rows)
+    record_loaded(schedule, "event_types", [])
     return schedule
 
 
