@@ -22,6 +22,11 @@ def _worker_tail(result) -> str:
     return f"{_ms(p50)} / {_ms(p99)} | {_ratio(p99, p50)}" if not math.isnan(p50) else "– | –"
 
 
+def _worker_tail_ratio(result) -> str:
+    p50, p99 = result.paced_median("server_p50_ms"), result.paced_median("server_p99_ms")
+    return _ratio(p99, p50) if not math.isnan(p50) else "–"
+
+
 def pair_cost(subject: str, endpoint: str, with_it, without) -> str:
     """Runs alternate (without, with, without, …), so each pair saw the same machine: the median
     of the pairs' ratios is steadier than the ratio of the medians when the machine drifts."""
@@ -53,8 +58,8 @@ def table(results: dict, meta: dict) -> str:
         " what the server, the machine and the load generator give with no application code).",
         "",
         "| endpoint | SQL | max req/s | its `F_db` req/s | ÷ `F_db` | ÷ `F_static` | p50 ms @80 % | p99 ms @80 % "
-        "| p99/p50 | in a worker p50 / p99 ms | p99/p50 | non-2xx | app CPU | DB CPU |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| p99/p50 | in a worker p50 / p99 ms | p99/p50 | its `F_db`'s, in a worker | non-2xx | app CPU | DB CPU |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for key, result in results.items():
         if key == "static" or key.endswith(("_floor", "_pair")) or result.target.floor is None:
@@ -64,7 +69,8 @@ def table(results: dict, meta: dict) -> str:
         lines.append(
             f"| `{result.target.label}` | {result.queries} | {result.max_rate:,.0f} | {floor.max_rate:,.0f}"
             f" ({floor.queries} q) | **{_ratio(result.max_rate, floor.max_rate)}** | {_ratio(result.max_rate, static)}"
-            f" | {_ms(p50)} | {_ms(p99)} | {_ratio(p99, p50)} | {_worker_tail(result)} | {result.errors + floor.errors}"
+            f" | {_ms(p50)} | {_ms(p99)} | {_ratio(p99, p50)} | {_worker_tail(result)} | {_worker_tail_ratio(floor)}"
+            f" | {result.errors + floor.errors}"
             f" | {result.closed_median('app_cpu'):.0f} % | {result.closed_median('db_cpu'):.0f} % |"
         )
     lines += [
@@ -72,7 +78,9 @@ def table(results: dict, meta: dict) -> str:
         "p50/p99 @80 %: wrk's latency, from sending the request to the whole response, at 80 % of the max rate;"
         ' it includes the time a request waits in the listen queue for a free worker. "In a worker": the same'
         " requests timed by gunicorn (access log `%(D)s`, request parsed to response written): the application's"
-        " own tail, without that queue.",
+        " own tail, without that queue. \"Its `F_db`'s\": the floor's p99/p50 in a worker, paced at 80 % of its"
+        " own max rate in runs interleaved with the endpoint's: what this machine gives a bare view with the same"
+        " queries.",
         "",
         "CPU: % of one core during the closed-loop runs (200 % = both cores); app = gunicorn master and workers,"
         " DB = the workers' PostgreSQL backends. non-2xx counts every run of the endpoint and of its floor"

@@ -444,7 +444,9 @@ class Bench:
 
     def measure(self, target: Target, floor: Target | None = None) -> tuple[Result, Result | None]:
         """Closed-loop runs (interleaved with the floor's, so both see the same machine), then
-        paced runs at 80 % of the median maximum."""
+        paced runs at 80 % of the median maximum. A floor (`F_db`) is paced too, at 80 % of its own
+        maximum and interleaved in the same way: its tail inside the workers is what the machine
+        gives a bare view with the same queries, the reference for the endpoint's."""
         self.warm(*(item for item in (target, floor) if item is not None))
         result, floor_result = Result(target), Result(floor) if floor is not None else None
         # A pair compares two variants of one endpoint (the price of authentication): small
@@ -457,6 +459,8 @@ class Bench:
         paced_rate = PACED_SHARE * result.max_rate
         for _ in range(self.runs):
             result.paced.append(self.once(target, rate=paced_rate))
+            if floor_result is not None and target.floor is not None:
+                floor_result.paced.append(self.once(floor, rate=PACED_SHARE * floor_result.max_rate))
         if target.floor is not None or target.pair or target.key == "slots_busy":
             result.queries = count_queries(target, self.api_key)
             self.after(target)
