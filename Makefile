@@ -102,8 +102,8 @@ clean: ## Remove .venv and var/ (the demo database too)
 # The API side by side with its framework floors (docs/benchmarks.md): wipes and seeds DATABASE_URL
 # (default postgres://postgres@127.0.0.1:5432/sched_bench; its name must contain "bench"), serves it
 # with gunicorn, loads it with wrk from a separate process, rewrites docs/benchmarks.md and its chart.
-# About 10 minutes on 2 cores; needs PostgreSQL and Redis (REDIS_URL, default db 7).
-bench: venv-dev ## The API against its framework floors; rewrites docs/benchmarks.md (~10 min)
+# About 15 minutes on 2 cores; needs PostgreSQL and Redis (REDIS_URL, default db 7).
+bench: venv-dev ## The API against its framework floors; rewrites docs/benchmarks.md (~15 min)
 	@command -v wrk >/dev/null || { echo "Installing Debian's wrk"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
