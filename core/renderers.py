@@ -1,6 +1,12 @@
 """JSON rendering with orjson: the same bytes DRF's JSONRenderer writes for our bodies (compact,
 UTF-8, `Z` for UTC date-times), several times faster on large lists (GET /bookings?take=100 renders
-~75 KB per request)."""
+~75 KB per request).
+
+orjson writes integers of 64 bits at most. The parser refuses any number a client sends that
+PostgreSQL would give back larger (core.parsers), but a row stored before that rule, or written
+by other means, may hold one in a JSON column; such a body is written by DRF's own renderer
+(Python's json module, exact integers of any size), so that one stored value cannot turn every
+page that shows it into a 500."""
 
 import datetime
 import decimal
@@ -10,7 +16,7 @@ from collections.abc import Iterable
 import orjson
 from django.db.models.query import QuerySet
 from django.utils.functional import Promise
-from rest_framework.renderers import BaseRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 
 OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
@@ -40,4 +46,9 @@ class ORJSONRenderer(BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        return orjson.dumps(data, default=_default, option=OPTIONS)
+        try:
+            return orjson.dumps(data, default=_default, option=OPTIONS)
+        except orjson.JSONEncodeError as error:
+            if "64-bit" not in str(error):
+                raise
+            return JSONRenderer().render(data, accepted_media_type, renderer_context)

@@ -225,6 +225,26 @@ def test_a_number_postgresql_would_store_as_a_too_big_integer_is_refused(client,
     assert not WebhookDelivery.objects.exists()
 
 
+def test_a_too_big_integer_already_stored_is_shown_exactly_not_a_500(client, organizer, headers):
+    """A row stored before the parser's rule (or by other means) may hold such a number: the pages
+    that show it answer 200 with the integer as PostgreSQL holds it, in the usual format."""
+    start = datetime(2027, 3, 1, 9, 0, tzinfo=ZoneInfo("UTC"))
+    booking = BookingFactory(
+        organizer=organizer, start_time=start, end_time=start + timedelta(minutes=30), metadata={"n": 1e20}
+    )
+    BookingFactory(organizer=organizer)  # an ordinary booking on the same page
+
+    shown = client.get(f"/v1/bookings/{booking.pk}", **headers)
+    listed = client.get("/v1/bookings", **headers)
+
+    assert shown.status_code == 200
+    assert b'"metadata":{"n":100000000000000000000}' in shown.content
+    assert shown.json()["booking"]["startTime"] == "2027-03-01T09:00:00Z"
+    assert listed.status_code == 200
+    assert b'"metadata":{"n":100000000000000000000}' in listed.content
+    assert len(listed.json()["bookings"]) == 2
+
+
 @pytest.mark.parametrize(
     "number,stored",
     [
