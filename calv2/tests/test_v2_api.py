@@ -2,6 +2,7 @@
 envelope, rate-limit headers, and the 13 operations of the released clients, each bad input
 answered with a v2 400/404/409 that changes nothing."""
 
+import base64
 import json
 from datetime import datetime, timedelta
 
@@ -396,6 +397,28 @@ def test_cursor_mode_pages_through_every_booking_once(v2, owner):
 @pytest.mark.parametrize("query", ["cursor=garbage!", "status=upcoming,past", "limit=0", "limit=251"])
 def test_cursor_mode_bad_input_is_a_v2_400(v2, query):
     _assert_error(v2.call("GET", f"/v2/bookings?{query}", version="2026-05-01"), 400, "BadRequestException")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        b'["2026-01-01T00:00:00+00:00", 100000000000000000000000000000]',  # past a bigint
+        b'["2026-01-01T00:00:00", 5]',  # no offset: which instant?
+        b'["2026-01-01T00:00:00+00:00", -5]',
+        b'["2026-01-01T00:00:00+00:00", 5.7]',
+        b'["2026-01-01T00:00:00+00:00", true]',
+        b'["2026-01-01T00:00:00+00:00", 1e400]',
+        b'["2026-01-01T00:00:00+00:00", 5, 6]',
+        b'["2026-01-01T00:00:00\\u0000", 5]',
+        b'{"a": 1}',
+    ],
+)
+def test_a_cursor_this_api_did_not_write_is_a_v2_400(v2, written):
+    """A cursor is opaque: one that decodes but is not what a page's `nextCursor` holds (a start
+    with its offset, a positive integer id) is refused like one that does not decode."""
+    cursor = base64.urlsafe_b64encode(written).decode().rstrip("=")
+    response = v2.call("GET", f"/v2/bookings?limit=2&status=upcoming&cursor={cursor}", version="2026-05-01")
+    _assert_error(response, 400, "BadRequestException")
 
 
 def test_booking_list_query_count_does_not_grow_with_the_page(v2, owner):

@@ -107,9 +107,13 @@ def _encode_cursor(booking) -> str:
 
 
 def _decode_cursor(cursor: str) -> tuple[datetime, int]:
+    """What `_encode_cursor` wrote, or a 400: a start with its offset and a positive integer id."""
     try:
         start, pk = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return datetime.fromisoformat(start), int(pk)
+        start = datetime.fromisoformat(start)
+        if start.utcoffset() is None or type(pk) is not int or not 0 < pk < 2**63:
+            raise ValueError(cursor)
+        return start, pk
     except (ValueError, TypeError, orjson.JSONDecodeError):
         raise ValidationError({"cursor": ["Not a cursor this API gave (pagination.nextCursor)."]}) from None
 
