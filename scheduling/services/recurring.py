@@ -142,7 +142,7 @@ def _write(
         all_attendees.append(attendees)
     Attendee.objects.bulk_create([attendee for attendees in all_attendees for attendee in attendees])
     for booking, attendees in zip(bookings, all_attendees, strict=True):
-        # What the create's answer shows, as written (a series charges no payment).
+        # What the create's answer shows, as written (no payment: a paid event type cannot recur).
         record_loaded(booking, "attendees", attendees)
         record_loaded(booking, "payments", [])
     return all_attendees
