@@ -108,12 +108,13 @@ def request_fingerprint(request) -> tuple[str, str, str]:
     """(method, path, hash of the query string without `apiKey` and of the body's canonical JSON).
 
     Two bodies that are the same JSON (key order, spacing, escapes) hash the same; a body that is
-    not JSON is hashed as its bytes. The `apiKey` credential is neither stored nor hashed."""
+    not JSON, or nested too deep for the decoder (which the parser then refuses with a 400), is
+    hashed as its bytes. The `apiKey` credential is neither stored nor hashed."""
     django_request = getattr(request, "_request", request)
     body = django_request.body
     try:
         canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         canonical = body
     query = sorted((name, value) for name, value in parse_qsl(django_request.META.get("QUERY_STRING", ""), True))
     query_text = urlencode([(name, value) for name, value in query if name != "apiKey"])
