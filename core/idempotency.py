@@ -226,9 +226,15 @@ class IdempotentWritesMixin:
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        if request.method in WRITE_METHODS and HEADER in request.headers:
+        if request.method in WRITE_METHODS and HEADER in request.headers and self._handles(request.method):
             key = validate_key(request.headers[HEADER])
             self.idempotency_claim = claim(user=request.user, key=key, request=request)
+
+    def _handles(self, method: str) -> bool:
+        """Whether the view has a handler for `method`: one it does not allow is a 405 whatever the
+        key says (DRF runs `initial` before it looks for the handler), and nothing is stored."""
+        name = method.lower()
+        return name in self.http_method_names and hasattr(self, name)
 
     def handle_exception(self, exc):
         if isinstance(exc, Replay):

@@ -282,6 +282,25 @@ def test_unauthenticated_and_refused_requests_are_not_stored(api_client, event_t
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("method,path", [("patch", "/v1/me"), ("delete", "/v1/me"), ("put", "/v1/schedules/1")])
+def test_a_method_the_endpoint_does_not_allow_is_405_whatever_the_key_and_is_not_stored(
+    api_client, raw_key, event_type, method, path
+):
+    first = api_client.post(
+        "/v1/bookings", booking_body(event_type), format="json", HTTP_IDEMPOTENCY_KEY="used-once", **bearer(raw_key)
+    )
+    assert first.status_code == 200
+
+    for key in ("used-once", "fresh", "bad key \u00e9"):
+        response = getattr(api_client, method)(
+            path, {"name": "x"}, format="json", HTTP_IDEMPOTENCY_KEY=key, **bearer(raw_key)
+        )
+        assert response.status_code == 405, (key, response.json())
+        assert response.json()["code"] == "method_not_allowed"
+    assert IdempotencyRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
 def test_after_the_retention_the_key_runs_again(api_client, raw_key, event_type, settings):
     auth = {**bearer(raw_key), "HTTP_IDEMPOTENCY_KEY": "old"}
     assert api_client.post("/v1/bookings", booking_body(event_type, 10), format="json", **auth).status_code == 200
