@@ -48,7 +48,5 @@ class ORJSONRenderer(BaseRenderer):
             return b""
         try:
             return orjson.dumps(data, default=_default, option=OPTIONS)
-        except orjson.JSONEncodeError as error:
-            if "64-bit" not in str(error):
-                raise
+        except orjson.JSONEncodeError:  # an integer past 64 bits; anything DRF cannot write either fails there
             return JSONRenderer().render(data, accepted_media_type, renderer_context)
