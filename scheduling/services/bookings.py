@@ -314,7 +314,7 @@ def _payment_initiate(
     # the check constraints hold by construction (the event type's currency, a PaymentOption, unpaid).
     payment.full_clean(exclude=["app", "booking"], validate_unique=False, validate_constraints=False)
     payment.save()
-    _emit(WebhookTrigger.BOOKING_PAYMENT_INITIATED, booking, webhooks, attendees=attendees)
+    _emit(WebhookTrigger.BOOKING_PAYMENT_INITIATED, booking, webhooks, attendees=attendees, payment=payment)
     return payment
 
 
