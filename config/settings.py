@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.utils.log import DEFAULT_LOGGING
 
 from core import scopes
 from core.datetimes import UTC_FORMAT
@@ -411,8 +412,18 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"django.server": DEFAULT_LOGGING["formatters"]["django.server"]},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "django.server": DEFAULT_LOGGING["handlers"]["django.server"],
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # Django's loggers go to the root's handler only (Django's default gives them a console handler
+    # of their own under DEBUG: each line twice); the development server's request log as Django has it.
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO"},
+        "django.server": DEFAULT_LOGGING["loggers"]["django.server"],
+    },
 }
 
 # Where bookers book: the `bookerUrl` of webhook payloads (Cal.com's WEBAPP_URL). docs/webhook-payloads.md.

@@ -4,15 +4,21 @@ project's app, plus two things for a console a person reads.
 - The worker's "received" / "succeeded" INFO lines of the periodic webhook sweep are left out: the
   sweep runs every few seconds, and those lines would push the demo credentials off the screen. The
   sweeper logs on its own when it finds work, and failures are still logged.
+- Celery's "running the worker with superuser privileges" warning is left out: `make run` in a
+  container usually runs as root, the broker is this machine's own folders (or the operator's
+  Redis), and the app accepts JSON messages only (with pickle, Celery refuses root outright rather
+  than warn). A production worker (`celery -A config worker`) still warns.
 - When RUNDEV_READY_DIR is set, the worker and beat each drop a file there once they are up, so
   that `rundev` prints its banner after them rather than in the middle of their start-up output.
 """
 
 import logging
 import os
+import warnings
 from pathlib import Path
 
 from celery import signals
+from celery.exceptions import SecurityWarning
 
 from config.celery import app
 
@@ -24,6 +30,8 @@ class QuietPeriodicTasks(logging.Filter):
         data = getattr(record, "data", None)
         return not (record.levelno <= logging.INFO and isinstance(data, dict) and data.get("name") in QUIET_TASKS)
 
+
+warnings.filterwarnings("ignore", category=SecurityWarning)
 
 for _name in ("celery.worker.strategy", "celery.app.trace"):
     logging.getLogger(_name).addFilter(QuietPeriodicTasks())

@@ -23,7 +23,7 @@ import psutil
 import psycopg
 import pytest
 
-from devserver import embedded_postgres
+from devserver import embedded_postgres, web
 from scheduling.models import EventType
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
@@ -54,15 +54,21 @@ def rundev_env(var_dir: Path) -> dict:
 
 
 class Service:
-    """One `rundev` (what `make run` execs), its output in a file, the pids it reported."""
+    """One `rundev` (what `make run` execs), its output in a file, the pids it reported. With
+    `through_make`, `make run` itself, as a person types it (the autoreloader included)."""
 
-    def __init__(self, var_dir: Path, port: int):
+    def __init__(self, var_dir: Path, port: int, through_make: bool = False):
         self.var_dir, self.address = var_dir, f"127.0.0.1:{port}"
         self.base = f"http://{self.address}"
         self.log_path = var_dir.parent / f"rundev-{port}-{time.monotonic_ns()}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        command = (
+            ["make", "--no-print-directory", "run", f"RUN_ADDRESS={self.address}"]
+            if through_make
+            else [sys.executable, str(BASE_DIR / "manage.py"), "rundev", self.address, "--noreload"]
+        )
         self.process = subprocess.Popen(
-            [sys.executable, str(BASE_DIR / "manage.py"), "rundev", self.address, "--noreload"],
+            command,
             cwd=BASE_DIR,
             env=rundev_env(var_dir),
             stdin=subprocess.DEVNULL,
@@ -104,8 +110,9 @@ class Service:
         return found
 
     def interrupt(self) -> int:
-        """Ctrl-C, as the terminal sends it to `make run`; returns rundev's exit code."""
-        self.process.send_signal(signal.SIGINT)
+        """Ctrl-C, as the terminal sends it to `make run` (its whole process group); returns the
+        exit code of what was started."""
+        os.killpg(self.process.pid, signal.SIGINT)
         try:
             return self.process.wait(timeout=60)
         finally:
@@ -154,25 +161,26 @@ def var_dir(tmp_path_factory):
 def start(var_dir):
     started: list[Service] = []
 
-    def start_service() -> Service:
-        started.append(Service(var_dir, free_port()))
+    def start_service(through_make: bool = False) -> Service:
+        started.append(Service(var_dir, free_port(), through_make=through_make))
         return started[-1]
 
     yield start_service
     for service in started:
         if service.process.poll() is None:
-            service.process.send_signal(signal.SIGINT)
+            os.killpg(service.process.pid, signal.SIGINT)
             service.process.wait(timeout=60)
 
 
-def stop_and_check_nothing_is_left(service: Service) -> None:
+def stop_and_check_nothing_is_left(service: Service, through_make: bool = False) -> None:
     started = service.processes()
     postmaster = int((embedded_postgres.data_dir(service.var_dir) / "postmaster.pid").read_text().split()[0])
     assert postmaster == service.pids["postgres"]
     assert {"postgres", "web", "worker", "beat"} <= set(service.pids)
     assert started > set(service.pids.values())  # PostgreSQL's checkpointer, writers, ...: forked ones too
 
-    assert service.interrupt() == 0
+    # make reports the interrupt as it always does (exit 2, or killed by SIGINT); rundev exits 0.
+    assert service.interrupt() in ((2, -signal.SIGINT) if through_make else (0,))
 
     assert alive(started | {service.process.pid}) == []
     assert service.processes() == set()
@@ -335,3 +343,54 @@ def test_a_taken_address_fails_at_once_and_starts_nothing(tmp_path):
     # Nothing was started or migrated: no database cluster, no broker folders.
     assert not embedded_postgres.data_dir(var_dir).exists()
     assert not (var_dir / "broker").exists()
+
+
+LOOP = 1000  # sequential requests: the thread-per-request server ran out of connections at about 90
+BURST_CONNECTIONS = 200  # concurrent ones
+# What may hold a connection to the demo database: the web server's request threads, the worker's
+# (4 pool threads and 4 recorders, README "Running in production"), beat, this test.
+CONNECTIONS_BOUND = web.THREADS + 8 + 2 + 1
+
+
+def get_status(url: str, headers: dict | None = None) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=60) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_make_run_holds_a_loop_and_a_burst_on_a_bounded_number_of_connections(start):
+    service = start(through_make=True)
+    with service.database() as db:
+        connections: list[int] = []
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.is_set():
+                connections.append(
+                    db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()").fetchone()[0]
+                )
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            # /readyz queries the database on every request; /v1/me authenticates the key there.
+            loop = [get_status(f"{service.base}/readyz") for _ in range(LOOP)]
+            me = [f"{service.base}/v1/me", {"Authorization": f"Bearer {API_KEY}"}]
+            with ThreadPoolExecutor(max_workers=BURST_CONNECTIONS) as pool:
+                burst = list(pool.map(lambda _: get_status(*me), range(BURST_CONNECTIONS)))
+        finally:
+            sampling.set()
+            sampler.join()
+
+    assert (loop.count(200), burst.count(200)) == (LOOP, BURST_CONNECTIONS)
+    assert 0 < max(connections) <= CONNECTIONS_BOUND
+    output = service.output()
+    assert " 503 " not in output and "too many clients" not in output
+    # What make run prints once, and nothing it should not.
+    assert output.count("Watching for file changes") == 1
+    assert "superuser privileges" not in output
+    stop_and_check_nothing_is_left(service, through_make=True)

@@ -149,7 +149,7 @@ class Command(BaseCommand):
         celery = str(bin_dir / "celery") if (bin_dir / "celery").exists() else "celery"
         manage = str(Path(settings.BASE_DIR) / "manage.py")
         return {
-            "web": [sys.executable, manage, "runserver", addrport, *(["--noreload"] if noreload else [])],
+            "web": [sys.executable, manage, "runweb", addrport, *(["--noreload"] if noreload else [])],
             # devserver.worker: the config app, minus the INFO lines of the periodic sweep itself, and
             # telling us when it is up.
             "worker": [
