@@ -19,11 +19,12 @@ urlpatterns = [
     path("readyz", core_views.readyz, name="readyz"),
     # First, so that the API's requests are not tried against the admin's and OAuth's patterns.
     path("v1/", include(resource_urls)),
+    # The landing page, the API references and the guides (before v2's catch-all: /v2/docs).
+    path("", include("core.urls")),
     # Cal.com API v2: envelopes, names and versions over the same services (calv2/).
     path("v2/", include("calv2.urls")),
     path("admin/", admin.site.urls),
     path("", include("accounts.oauth_urls")),
-    path("", include("core.urls")),
     path("", include(resource_urls)),
     # The demo OAuth client's redirect URI (seed_demo registers it; 404 when it does not exist).
     path("demo/callback", demo_views.demo_callback, name="demo-callback"),

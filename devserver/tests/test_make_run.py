@@ -7,6 +7,7 @@ These tests start real processes and talk to them over HTTP and the embedded ser
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -393,4 +394,9 @@ def test_make_run_holds_a_loop_and_a_burst_on_a_bounded_number_of_connections(st
     # What make run prints once, and nothing it should not.
     assert output.count("Watching for file changes") == 1
     assert "superuser privileges" not in output
+    # Every address it prints opens (the token endpoint and the API answer a bare GET with 405 and 401).
+    printed = set(re.findall(rf"{re.escape(service.base)}[^\s'\",)]*", output.split("Demo data is ready", 1)[1]))
+    assert {f"{service.base}/v1/docs", f"{service.base}/v2/docs", f"{service.base}/docs/"} <= printed
+    statuses = {url: get_status(url) for url in sorted(printed)}
+    assert [url for url, status in statuses.items() if status == 404 or status >= 500] == [], statuses
     stop_and_check_nothing_is_left(service, through_make=True)

@@ -455,7 +455,7 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
         attrs["guests"] = [guest for guest in attrs.get("guests", []) if guest.lower() != attrs["email"].lower()]
         attrs["custom_inputs"] = {item["label"]: item["value"] for item in attrs.get("custom_inputs", [])}
         attrs["sms_reminder_number"] = attrs.get("sms_reminder_number") or ""
-        attrs["locale"] = attrs.pop("language", "") or "en"
+        attrs["locale"] = attrs.pop("language", "")  # none: "en", or on a reschedule the attendee's own
         attrs["responses"] = self._stored_responses(attrs)
         return attrs
 

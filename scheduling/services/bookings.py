@@ -178,7 +178,7 @@ def booking_create(
     attendee_name: str,
     attendee_email: str,
     attendee_time_zone: str,
-    locale: str = "en",
+    locale: str = "",
     guests: list[str] | tuple[str, ...] = (),
     end: datetime | None = None,
     title: str = "",
@@ -231,13 +231,29 @@ def booking_create(
         custom_inputs=custom_inputs or {},
         sms_reminder_number=sms_reminder_number,
     )
+    locales = {}
     if previous is not None:
         _mark_as_successor(booking, previous, reschedule_reason)
+        locales = _keep_what_the_body_leaves_out(booking, previous)
+    locale = locale or locales.get(attendee_email.lower(), "en")
     attendees = [
         Attendee(name=attendee_name, email=attendee_email, time_zone=attendee_time_zone, locale=locale),
-        *(Attendee(name="", email=guest, time_zone=attendee_time_zone, locale="en") for guest in guests),
+        *(
+            Attendee(name="", email=guest, time_zone=attendee_time_zone, locale=locales.get(guest.lower(), "en"))
+            for guest in guests
+        ),
     ]
     return _book(booking=booking, attendees=attendees, previous=previous, now=now)
+
+
+def _keep_what_the_body_leaves_out(booking: Booking, previous: Booking) -> dict[str, str]:
+    """A reschedule through a new booking keeps the old one's location, description and answers
+    where the body does not give them (Cal.com's handleNewBooking: `evt.location || original
+    location`); returns the old attendees' languages by email, kept unless the body names one."""
+    booking.location = booking.location or previous.location
+    booking.description = booking.description or previous.description
+    booking.responses = {**previous.responses, **booking.responses}
+    return {attendee.email.lower(): attendee.locale for attendee in previous.attendees.all()}
 
 
 def _mark_as_successor(booking: Booking, previous: Booking, reschedule_reason: str) -> None:

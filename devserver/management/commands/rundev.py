@@ -234,7 +234,8 @@ class Command(BaseCommand):
         pids = ", ".join(f"{name} {child.pid}" for name, child in children.items())
         return "\n".join(
             [
-                f"Serving {base}/ (API docs {base}/docs, admin {base}/admin/)",
+                f"Serving {base}/ (API reference {base}/v1/docs, v2 {base}/v2/docs, guides {base}/docs/, "
+                f"admin {base}/admin/)",
                 f"with {store}, {broker}, a Celery worker and beat (pids: {pids}).",
                 "Ctrl-C stops all of them.",
             ]
