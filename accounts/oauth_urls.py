@@ -16,6 +16,13 @@ urlpatterns = [
     path("api/auth/oauth/revoke", views.revoke, name="oauth-revoke"),
     path("api/auth/oauth/introspect", views.introspect, name="oauth-introspect"),
     path(".well-known/oauth-authorization-server", views.metadata, name="oauth-metadata"),
+    # The same endpoints where generic OAuth clients and self-hosted integrations look first
+    # (docs/oauth.md, "Endpoints"); the metadata above names the paths of Cal.com's.
+    path("oauth/authorize", views.AuthorizeView.as_view(), name="oauth-authorize-alias"),
+    path("api/auth/oauth/authorize", views.AuthorizeView.as_view(), name="oauth-authorize-api-alias"),
+    path("oauth/token", views.token, name="oauth-token-alias"),
+    path("oauth/revoke", views.revoke, name="oauth-revoke-alias"),
+    path("oauth/introspect", views.introspect, name="oauth-introspect-alias"),
     path("auth/login", views.login, name="login"),
     path("auth/logout", views.logout, name="logout"),
     path("auth/apps", views.connected_apps, name="connected-apps"),

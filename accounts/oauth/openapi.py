@@ -180,9 +180,11 @@ def _authorize_operation() -> dict:
         "tags": ["oauth"],
         "summary": "Step 1: ask the user to authorize the client (a page in the user's browser)",
         "description": (
-            "Open this URL in the user's browser. Not signed in: the sign-in page, then back here. "
-            "Then the consent page (app logo, name and link, redirect host, account, one line per scope) "
-            "with Allow and Deny. Allow redirects (302) to `redirect_uri?code=…&state=…`; the code lives at "
+            "Open this URL in the user's browser. Not signed in: the sign-in page (naming the app and its "
+            "redirect host), then back here. Then the consent page (app logo, name and link, redirect host, "
+            "account, one line per scope) with Allow and Deny; skipped when the user already allowed this "
+            "client every requested scope and still holds a live token of it (`approval_prompt=force` shows "
+            "it anyway). Allow redirects (302) to `redirect_uri?code=…&state=…`; the code lives at "
             "most 10 minutes and is single-use. Deny redirects with `error=access_denied&state=…`. "
             "A bad scope redirects with `error=invalid_scope`; a public client without PKCE, or `plain` "
             "PKCE, with `error=invalid_request`. An unknown client or a redirect_uri that is not "
@@ -203,6 +205,12 @@ def _authorize_operation() -> dict:
             query("response_type", "Only `code` (absent means `code`).", schema={"type": "string", "enum": ["code"]}),
             query("code_challenge", "PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)). Required for public clients."),
             query("code_challenge_method", "PKCE method.", schema={"type": "string", "enum": ["S256"]}),
+            query(
+                "approval_prompt",
+                "`force` shows the consent page even to a client already allowed these scopes; `auto` "
+                "(the default) skips it then.",
+                schema={"type": "string", "enum": ["auto", "force"]},
+            ),
         ],
         "responses": {
             "200": {
@@ -212,7 +220,8 @@ def _authorize_operation() -> dict:
             "302": {
                 "description": (
                     "To the sign-in page (not signed in), or to `redirect_uri` with `error` and `state` "
-                    "(invalid_scope, invalid_request, unsupported_response_type)."
+                    "(invalid_scope, invalid_request, unsupported_response_type), or with `code` and `state` "
+                    "when the user already allowed this client these scopes."
                 ),
                 "headers": {"Location": {"schema": {"type": "string"}}},
             },
@@ -228,9 +237,25 @@ def _authorize_operation() -> dict:
     }
 
 
+def _authorize_alias_operation() -> dict:
+    """The authorize page where self-hosted integrations look for it, beside the token endpoint."""
+    return {
+        **_authorize_operation(),
+        "operationId": "oauth_authorize_alias",
+        "summary": "Step 1 at an alias: the same as GET /auth/oauth2/authorize",
+        "description": (
+            "The authorize page of `GET /auth/oauth2/authorize`, answered identically here (beside the token "
+            "endpoint, where Zapier private apps and other self-hosted integrations look for it) and at "
+            "`/oauth/authorize`. The token, revoke and introspect endpoints also answer at `/oauth/token`, "
+            "`/oauth/revoke` and `/oauth/introspect`. The server metadata names the primary paths."
+        ),
+    }
+
+
 def _oauth_paths() -> dict:
     return {
         "/auth/oauth2/authorize": {"get": _authorize_operation()},
+        "/api/auth/oauth/authorize": {"get": _authorize_alias_operation()},
         "/api/auth/oauth/token": {
             "post": {
                 "operationId": "oauth_token",

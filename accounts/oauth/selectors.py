@@ -3,13 +3,14 @@
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.db.models import F, Max, Q
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken, refresh_token_expire_timedelta
 
 from accounts.models import OAuthClientProfile, OAuthCodeRedemption, User
-from core.scopes import parse_scopes
+from core.scopes import expand_scopes, parse_scopes
 
 
 def client_profile(application: Application) -> OAuthClientProfile | None:
@@ -17,6 +18,27 @@ def client_profile(application: Application) -> OAuthClientProfile | None:
     if not hasattr(application, "_service_profile"):
         application._service_profile = OAuthClientProfile.objects.filter(application=application).first()
     return application._service_profile
+
+
+@dataclass
+class AuthorizationAsker:
+    """Who an authorization request comes from, as the sign-in page names it."""
+
+    name: str
+    redirect_host: str
+
+
+def authorization_asker(query: dict[str, str]) -> AuthorizationAsker | None:
+    """The application of an authorization request's query and the host it would redirect to: the
+    `redirect_uri` when the application registered it, else its first registered one. None for an
+    unknown client or a redirect_uri it did not register (the consent step refuses those anyway)."""
+    application = Application.objects.filter(client_id=query.get("client_id") or "").first()
+    if application is None:
+        return None
+    redirect_uri = query.get("redirect_uri") or application.default_redirect_uri
+    if not redirect_uri or not application.redirect_uri_allowed(redirect_uri):
+        return None
+    return AuthorizationAsker(name=application.name, redirect_host=urlsplit(redirect_uri).netloc)
 
 
 def client_is_suspended(application: Application) -> bool:
@@ -125,20 +147,32 @@ class ConnectedApp:
     last_used_at: datetime | None = None
 
 
-def connected_apps_for_user(*, user: User) -> list[ConnectedApp]:
-    """Every client holding a live token for `user`, newest use first.
-
-    A token is live while the access token has not expired, or while its refresh token can still
-    mint a new one. "Last used" is the access token's `updated`, which the API's authentication
-    touches at most once a minute (accounts.authentication).
-    """
-    now = timezone.now()
-    live_tokens = (
-        AccessToken.objects.filter(user=user, application__isnull=False)
-        .filter(Q(expires__gt=now) | Q(refresh_token__revoked__isnull=True, refresh_token__isnull=False))
-        .select_related("application", "application__profile")
-        .order_by("id")
+def _live_tokens(user: User):
+    """`user`'s access tokens that still act or can be refreshed: the access token has not expired,
+    or its refresh token can still mint a new one."""
+    return AccessToken.objects.filter(user=user, application__isnull=False).filter(
+        Q(expires__gt=timezone.now()) | Q(refresh_token__revoked__isnull=True, refresh_token__isnull=False)
     )
+
+
+def consent_on_record(*, user: User, application: Application, scopes: list[str]) -> bool:
+    """Whether `user` already allowed `application` all of `scopes` and has not taken it back: one
+    of its live tokens for this user carries every one of them (as django-oauth-toolkit's
+    `approval_prompt=auto` asks of a valid token)."""
+    wanted = set(scopes)
+    return any(
+        wanted <= expand_scopes(parse_scopes(scope))
+        for scope in _live_tokens(user).filter(application=application).values_list("scope", flat=True)
+    )
+
+
+def connected_apps_for_user(*, user: User) -> list[ConnectedApp]:
+    """Every client holding a live token for `user` (`_live_tokens`), newest use first.
+
+    "Last used" is the access token's `updated`, which the API's authentication touches at most
+    once a minute (accounts.authentication).
+    """
+    live_tokens = _live_tokens(user).select_related("application", "application__profile").order_by("id")
     apps: dict[int, ConnectedApp] = {}
     for access_token in live_tokens:
         application = access_token.application

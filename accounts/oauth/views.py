@@ -7,7 +7,7 @@ libraries parse those. `/api/auth/oauth/me` is a resource endpoint and uses the 
 
 import json
 from functools import wraps
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -16,7 +16,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
 from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.cache import never_cache
@@ -89,7 +89,9 @@ class AuthorizeView(View):
     """`GET /auth/oauth2/authorize` shows the consent page; its form posts back to the same URL.
 
     The POST validates the query string again rather than trusting hidden fields, so nothing the
-    browser sends can widen what was shown to the user.
+    browser sends can widen what was shown to the user. A client the user already allowed every
+    requested scope (and still holds a live token of) gets its code without the page, as
+    django-oauth-toolkit's `approval_prompt=auto`; `approval_prompt=force` shows it anyway.
     """
 
     def _validate(self, request):
@@ -109,6 +111,10 @@ class AuthorizeView(View):
         if failure is not None:
             return failure
         application = credentials["request"].client
+        if request.GET.get("approval_prompt") != "force" and selectors.consent_on_record(
+            user=request.user, application=application, scopes=scopes
+        ):
+            return self._answer(request, scopes, credentials, allow=True)
         profile = selectors.client_profile(application)
         context = {
             "application": application,
@@ -124,9 +130,13 @@ class AuthorizeView(View):
         scopes, credentials, failure = self._validate(request)
         if failure is not None:
             return failure
-        application = credentials["request"].client
         form = ConsentForm(request.POST)
         allow = form.is_valid() and form.cleaned_data["decision"] == ConsentForm.ALLOW
+        return self._answer(request, scopes, credentials, allow=allow)
+
+    def _answer(self, request, scopes, credentials, *, allow: bool):
+        """The redirect to the client with a code (`allow`) or `access_denied`."""
+        application = credentials["request"].client
         # PKCE parameters are read again from the query string by oauthlib.
         credentials = {key: credentials[key] for key in ("client_id", "redirect_uri", "response_type", "state")}
         # Whether the client named redirect_uri decides if the token request must repeat it.
@@ -140,6 +150,14 @@ class AuthorizeView(View):
         except OAuthToolkitError as error:
             return _redirect_with_error(error, application)
         return OAuth2ResponseRedirect(uri, application.get_allowed_schemes())
+
+
+def _is_authorize_path(path: str) -> bool:
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return getattr(match.func, "view_class", None) is AuthorizeView
 
 
 # --- Steps 2 and 3: tokens (machines) ------------------------------------------------------------
@@ -334,6 +352,15 @@ class LoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
     authentication_form = ThrottledAuthenticationForm
+
+    def get_context_data(self, **kwargs):
+        """On the way to an authorization, the page names the application asking and where it
+        will send the user (`selectors.authorization_asker`)."""
+        context = super().get_context_data(**kwargs)
+        next_url = urlsplit(self.get_redirect_url() or "")
+        if _is_authorize_path(next_url.path):
+            context["asker"] = selectors.authorization_asker(dict(parse_qsl(next_url.query)))
+        return context
 
     def form_invalid(self, form):
         response = super().form_invalid(form)

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.django_db
 
 OAUTH_OPERATIONS = {
     ("/auth/oauth2/authorize", "get"): {"200", "302", "400"},
+    ("/api/auth/oauth/authorize", "get"): {"200", "302", "400"},
     ("/api/auth/oauth/token", "post"): {"200", "400", "401", "405", "413"},
     ("/api/auth/oauth/refreshToken", "post"): {"200", "400", "401", "405", "413"},
     ("/api/auth/oauth/revoke", "post"): {"200", "400", "401", "405", "413"},
@@ -79,6 +80,7 @@ def test_token_endpoints_take_form_and_json_bodies_and_answer_rfc6749_errors(doc
         "response_type",
         "code_challenge",
         "code_challenge_method",
+        "approval_prompt",
     }
     assert parameters["code_challenge_method"]["schema"]["enum"] == ["S256"]
 

@@ -6,6 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.apps import apps
+from django.contrib import admin
 from django.core.management import CommandError, call_command
 from django.forms.models import model_to_dict
 from oauth2_provider.models import Application
@@ -145,3 +146,23 @@ def test_seeding_refuses_to_run_with_debug_off_unless_forced(settings):
         call_command("seed_demo", stdout=io.StringIO())
 
     assert not User.objects.filter(username="admin").exists()
+
+
+def test_the_admin_list_tells_the_demo_payments_apart():
+    seed()
+    payment_admin = admin.site._registry[Payment]
+
+    shown = {payment_admin.short_uid(payment) for payment in Payment.objects.all()}
+
+    assert len(shown) == Payment.objects.count() == 3
+    assert not any("…" in cell for cell in shown)
+
+
+def test_seeding_over_an_older_seed_keeps_one_payment_per_booking():
+    seed()
+    Payment.objects.filter(uid="demo_paid").update(uid="pay_demo_paid")  # as an older seed named it
+
+    seed()
+
+    assert Payment.objects.count() == 3
+    assert Payment.objects.filter(uid="pay_demo_paid").exists()

@@ -399,4 +399,28 @@ def test_make_run_holds_a_loop_and_a_burst_on_a_bounded_number_of_connections(st
     assert {f"{service.base}/v1/docs", f"{service.base}/v2/docs", f"{service.base}/docs/"} <= printed
     statuses = {url: get_status(url) for url in sorted(printed)}
     assert [url for url, status in statuses.items() if status == 404 or status >= 500] == [], statuses
+    check_the_readme_walk_through(service)
     stop_and_check_nothing_is_left(service, through_make=True)
+
+
+def check_the_readme_walk_through(service: Service) -> None:
+    """README's walk-through, as written but for its two ports: it prints what README says it
+    prints, the moved booking keeps its location, and its webhook receiver is gone at the end."""
+    readme = (BASE_DIR / "README.md").read_text(encoding="utf-8")
+    script = readme.split("### A walk-through with the demo data", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    receiver_port = free_port()
+    script = script.replace("127.0.0.1:8000", service.address).replace("9000", str(receiver_port))
+
+    result = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    booked, moved = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{"id":')]
+    assert (booked["location"], moved["location"]) == ("Video call", "Video call")
+    deliveries = [line.split()[:3] for line in result.stdout.splitlines()[-3:]]
+    assert deliveries == [  # "newest first: BOOKING_CANCELLED, BOOKING_RESCHEDULED, then BOOKING_CREATED"
+        ["BOOKING_CANCELLED", "succeeded", "1"],
+        ["BOOKING_RESCHEDULED", "succeeded", "1"],
+        ["BOOKING_CREATED", "succeeded", "1"],
+    ]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", receiver_port))  # free again: the receiver was stopped

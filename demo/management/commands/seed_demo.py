@@ -115,7 +115,8 @@ class Command(BaseCommand):
         stripe, _ = App.objects.get_or_create(slug="stripe", defaults={"name": "Stripe", "categories": ["payment"]})
 
         bookings = [
-            # uid, event type, start, status, attendee, payment (uid, success, refunded, option) or None
+            # uid, event type, start, status, attendee, payment (uid, success, refunded, option) or None;
+            # payment uids short enough for the admin's list to show them whole
             ("demo-booking-1", meeting, upcoming_weekday_at(1, 10), BookingStatus.ACCEPTED, "Bea Guest", None),
             (
                 "demo-booking-2",
@@ -123,7 +124,7 @@ class Command(BaseCommand):
                 upcoming_weekday_at(2, 14),
                 BookingStatus.ACCEPTED,
                 "Carl Client",
-                ("pay_demo_paid", True, False, PaymentOption.ON_BOOKING),
+                ("demo_paid", True, False, PaymentOption.ON_BOOKING),
             ),
             (
                 "demo-booking-3",
@@ -131,7 +132,7 @@ class Command(BaseCommand):
                 upcoming_weekday_at(3, 11),
                 BookingStatus.PENDING,
                 "Dora Prospect",
-                ("pay_demo_hold", False, False, PaymentOption.HOLD),
+                ("demo_hold", False, False, PaymentOption.HOLD),
             ),
             (
                 "demo-booking-4",
@@ -139,7 +140,7 @@ class Command(BaseCommand):
                 upcoming_weekday_at(4, 9),
                 BookingStatus.CANCELLED,
                 "Eli Cancelled",
-                ("pay_demo_refunded", True, True, PaymentOption.ON_BOOKING),
+                ("demo_refund", True, True, PaymentOption.ON_BOOKING),
             ),
         ]
         for uid, event_type, start, status, attendee_name, payment in bookings:
@@ -161,10 +162,11 @@ class Command(BaseCommand):
                 Attendee.objects.create(booking=booking, name=attendee_name, email=email, time_zone="America/New_York")
             if payment:
                 payment_uid, success, refunded, option = payment
+                # One payment per demo booking, whatever uid an older seed gave it.
                 Payment.objects.get_or_create(
-                    uid=payment_uid,
+                    booking=booking,
                     defaults={
-                        "booking": booking,
+                        "uid": payment_uid,
                         "app": stripe,
                         "amount": event_type.price,
                         "fee": 175,
@@ -172,7 +174,7 @@ class Command(BaseCommand):
                         "success": success,
                         "refunded": refunded,
                         "payment_option": option,
-                        "external_id": "pi_" + payment_uid.removeprefix("pay_"),
+                        "external_id": "pi_" + payment_uid,
                     },
                 )
 
