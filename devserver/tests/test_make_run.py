@@ -423,4 +423,5 @@ def check_the_readme_walk_through(service: Service) -> None:
         ["BOOKING_CREATED", "succeeded", "1"],
     ]
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", receiver_port))  # free again: the receiver was stopped
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past its closed connections' TIME_WAIT
+        probe.bind(("127.0.0.1", receiver_port))  # nothing listens any more: the receiver was stopped
