@@ -12,6 +12,11 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
+
+from tests.support.browser import headless_chromium
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +119,16 @@ def test_every_address_readme_prints_opens(client, demo):
         response = opened(client, path)
         assert response.status_code != 404, f"README's {path} answers 404"
         assert response.status_code < 500, f"README's {path} answers {response.status_code}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_v2_reference_renders_the_v2_operations_in_a_browser_without_internet(live_server):
+    # Any request leaving 127.0.0.1 fails, so the page must work from local assets alone.
+    offline = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
+    with headless_chromium(offline) as driver:
+        driver.get(f"{live_server.url}/")
+        driver.find_element(By.LINK_TEXT, "Cal.com API v2 reference").click()
+        WebDriverWait(driver, 30).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".opblock")))
+        text = driver.find_element(By.TAG_NAME, "body").text
+        assert "/v2/bookings/{bookingUid}/reschedule" in text
+        assert "/v2/slots" in text
