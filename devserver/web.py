@@ -54,7 +54,11 @@ class PooledWSGIServer(WSGIServer):
                         self._wake_reader.recv(4096)
                         while not self._arrived.empty():
                             request, client_address = self._arrived.get()
-                            waiting.register(request, selectors.EVENT_READ, client_address)
+                            try:
+                                waiting.register(request, selectors.EVENT_READ, client_address)
+                            except (OSError, ValueError):  # already reset by the client
+                                self.shutdown_request(request)
+                                continue
                             deadlines[request] = time.monotonic() + IDLE_SECONDS
                     else:
                         waiting.unregister(key.fileobj)
