@@ -3,7 +3,7 @@
 Written here as data rather than generated from the views: the v2 views are thin translations whose
 answers depend on `cal-api-version`, which a generator cannot see; the schemas below are the
 shapes of calv2.shapes and the operations of calv2.urls, and the tests check every v2 answer they
-receive against this document (calv2/tests/test_openapi_v2.py).
+receive against this document (calv2/tests/documented.py, applied by calv2/tests/conftest.py).
 """
 
 import functools

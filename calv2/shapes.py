@@ -118,7 +118,7 @@ def added_attendee_2024_08_13(attendee) -> dict:
 def booking_2024_08_13(booking) -> dict:
     """Cal.com's `BookingOutput_2024_08_13` (also served to 2026-02-25 and 2026-05-01). Reads the
     booking's organizer, event type, attendees, predecessor and successor, which the selector
-    (`calv2.selectors.bookings`) loads with it."""
+    (`calv2.selectors.bookings_v2`) loads with it."""
     attendees = list(booking.attendees.all())
     successor = next(iter(booking.rescheduled_to.all()), None) if booking.rescheduled else None
     location = booking.location or None
