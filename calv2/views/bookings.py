@@ -212,11 +212,12 @@ class BookingsView(V2View):
         )
         with v2_field_names({"recurringCount": "recurrenceCount"}):
             result = booking_request(booked)
-        bookings = self._read_back(result)
+        # Answered as written (v1 does the same): a team member who books a colleague's time may
+        # not see the booking afterwards (scheduling.selectors.bookings.booking_list).
         if result.series:
             # Cal.com answers a recurring event type's booking with every occurrence booked.
-            return self.success([shapes.booking_2024_08_13(booking) for booking in bookings], status_code=201)
-        return self.success(shapes.booking_2024_08_13(bookings[0]), status_code=status.HTTP_201_CREATED)
+            return self.success([shapes.booking_2024_08_13(booking) for booking in result.bookings], status_code=201)
+        return self.success(shapes.booking_2024_08_13(result.booking), status_code=status.HTTP_201_CREATED)
 
     def _legacy_create(self, request):
         """2024-04-15's body is v1's (`start`, `eventTypeId`, `responses`, `timeZone`, …) and means
@@ -229,11 +230,7 @@ class BookingsView(V2View):
         serializer = BookingCreateSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         result = booking_request(booking_request_from_v1(serializer.validated_data, actor=request.user))
-        return self.success(legacy_booking(self._read_back(result)[0]), status_code=status.HTTP_201_CREATED)
-
-    def _read_back(self, result):
-        uids = [booking.uid for booking in result.bookings]
-        return list(selectors.bookings_v2(user=self.request.user).filter(uid__in=uids).order_by("start_time", "id"))
+        return self.success(legacy_booking(result.booking), status_code=status.HTTP_201_CREATED)
 
 
 class BookingMixin:
