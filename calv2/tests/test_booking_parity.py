@@ -365,3 +365,25 @@ def test_the_callers_own_user_id_books_through_every_door_that_takes_it(v2, host
 
 def _v1_body(door) -> bool:
     return door == "v1" or door[1] in V1_BODY_VERSIONS
+
+
+def test_a_rebooking_with_reschedule_uid_is_the_same_through_every_door_with_v1s_body(v2, host):
+    event_type = event_type_of(host)
+    booking = _existing(host, event_type, monday_ahead())
+    later = monday_ahead() + timedelta(hours=3)
+    v1_doors = ["v1", *(("v2", version) for version in V1_BODY_VERSIONS)]
+
+    outcomes = {
+        door: outcome
+        for door, outcome in through_every_door(
+            lambda door: book(door, v2, event_type, later, rescheduleUid=booking.uid) if _v1_body(door) else (0, [])
+        ).items()
+        if door in v1_doors
+    }
+
+    assert_same_as_v1(outcomes, status_v1=200, status_v2=201)
+    assert [(row[6], row[12]) for row in outcomes["v1"]["stored"]] == [
+        (BookingStatus.CANCELLED, True),
+        (BookingStatus.ACCEPTED, False),
+    ]
+    assert [trigger for trigger, _ in outcomes["v1"]["sent"]] == [WebhookTrigger.BOOKING_RESCHEDULED]
