@@ -6,14 +6,23 @@ Each door is tried on the same event type and slot inside a savepoint that is ro
 the stored bookings, attendees, payments and webhook payloads of each can be compared with v1's.
 Every answer is checked against its version's document (conftest.py, calv2/tests/conftest.py)."""
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
-from calv2.tests.helpers import booking_at, event_type_of
+from calv2.tests.helpers import (
+    V1_BODY_VERSIONS,
+    V2_BODY_VERSIONS,
+    WEEKLY_4,
+    booking_at,
+    event_type_of,
+    monday_ahead,
+    v1_body,
+    v2_body,
+    z,
+)
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 from tests.support.credentials import bearer
@@ -22,65 +31,16 @@ from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
-# v2 versions whose booking body is v1's (2024-04-15 and what falls back to it), and the others.
-V1_BODY_VERSIONS = [None, "2024-04-15", "2024-06-11", "2024-06-14", "2024-09-04"]
-V2_BODY_VERSIONS = ["2024-08-13", "2026-02-25", "2026-05-01"]
 DOORS = ["v1", *(("v2", version) for version in V1_BODY_VERSIONS), *(("v2", version) for version in V2_BODY_VERSIONS)]
-WEEKLY_4 = {"freq": 2, "interval": 1, "count": 4}
-ATTENDEE = {"name": "Ada Lovelace", "email": "ada@example.org"}
-GUESTS = ["babbage@example.org"]
 # What differs between two bookings written alike: their keys and clocks.
 VOLATILE = {"id", "uid", "bookingId", "iCalUID", "createdAt", "updatedAt", "recurringEventId", "paymentId"}
 VOLATILE |= {"paymentUid", "bookingUid", "icsUid", "startedAt", "iCalSequence"}
-
-
-def monday_ahead(weeks: int = 2) -> datetime:
-    today = timezone.now().date()
-    return datetime.combine(today + timedelta(days=(7 - today.weekday()) % 7 + 7 * weeks), time(10), tzinfo=UTC)
-
-
-def z(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.fixture
 def host(owner):
     WebhookFactory(user=owner, event_triggers=list(WebhookTrigger.values), subscriber_url="http://127.0.0.1:9/hook")
     return owner
-
-
-def v1_body(event_type, start, *, count=None, slug=False, **extra) -> dict:
-    body = {
-        "eventTypeId": event_type.pk,
-        "start": z(start),
-        "timeZone": "Europe/London",
-        "language": "en",
-        "responses": {**ATTENDEE, "guests": GUESTS},
-        **extra,
-    }
-    if count is not None:
-        body["recurringCount"] = count
-    if slug:
-        body["eventTypeSlug"] = event_type.slug
-    return body
-
-
-def v2_body(event_type, start, *, count=None, slug=False, **extra) -> dict:
-    body = {
-        "start": z(start),
-        "attendee": {**ATTENDEE, "timeZone": "Europe/London", "language": "en"},
-        "guests": GUESTS,
-        **extra,
-    }
-    if slug and event_type.team_id is not None:
-        body.update(eventTypeSlug=event_type.slug, teamSlug=event_type.team.slug)
-    elif slug:
-        body.update(eventTypeSlug=event_type.slug, username=event_type.owner.username)
-    else:
-        body["eventTypeId"] = event_type.pk
-    if count is not None:
-        body["recurrenceCount"] = count
-    return body
 
 
 def book(door, v2, event_type, start, **request):

@@ -8,8 +8,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
-from calv2.tests.helpers import assert_error, event_type_of
-from calv2.tests.test_booking_parity import WEEKLY_4, monday_ahead, v2_body, z
+from calv2.tests.helpers import WEEKLY_4, assert_error, event_type_of, monday_ahead, v2_body, z
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 from tests.support.credentials import bearer
