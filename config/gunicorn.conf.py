@@ -29,8 +29,8 @@ _refused = threading.local()  # the request line's start of the error being answ
 def _problem_write_error(sock, status_int, reason, mesg):
     """gunicorn writes those answers with `gunicorn.util.write_error` as a small HTML page; this
     writes them as the problem+json every other error of the service has (docs/api.md), with the
-    same status and gunicorn's one-line message as `detail`, or, for a request line of a /v2/ path,
-    in v2's error envelope (`calv2.wire.envelope_from_problem`). Same signature, same job: the
+    same status and gunicorn's one-line message as `detail`, or, for a request of a /v2/ path, in
+    v2's error envelope (`calv2.wire.envelope_from_problem`). Same signature, same job: the
     worker calls it and closes the connection."""
     import json
     import uuid
@@ -90,10 +90,20 @@ def _answer_gunicorns_own_errors_with_problem_json():
 
     util.write_error = _problem_write_error
 
-    # A request line over the limit never becomes a request: what was read of it is kept on the
-    # error, so that the answer can tell a /v2/ path (gunicorn's Python parser; with the optional
-    # C parser the answer stays problem+json).
+    # A request refused while its head is read never becomes a request: its request line (what
+    # was read of it, for one over the limit) is kept on the error, so that the answer can tell a
+    # /v2/ path (a request line over the limit: with gunicorn's Python parser only; with the
+    # optional C parser that answer stays problem+json).
     read_line = Request.read_line
+    parse = Request.parse
+
+    def parse_keeping_the_request_line(self, unreader):
+        try:
+            return parse(self, unreader)
+        except Exception as error:
+            if not getattr(error, "line_start", b"") and self.uri:
+                error.line_start = f"{self.method} {self.uri}".encode("latin-1", "replace")
+            raise
 
     def read_line_keeping_its_start(self, unreader, buf, limit=0):
         try:
@@ -112,6 +122,7 @@ def _answer_gunicorns_own_errors_with_problem_json():
             _refused.line_start = b""
 
     Request.read_line = read_line_keeping_its_start
+    Request.parse = parse_keeping_the_request_line
     Worker.handle_error = handle_error_knowing_the_line
 
 

@@ -141,3 +141,16 @@ def test_the_strict_client_fails_a_body_of_another_length(declared, sent):
     finally:
         thread.join(5)
         listener.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_too_many_headers_on_a_v2_path_is_a_431_in_v2s_envelope(server):
+    headers = {f"X-Header-{index}": "x" for index in range(101)}
+
+    v2 = strict_request(server.url, "GET", "/v2/me", headers)
+    v1 = strict_request(server.url, "GET", "/v1/me", headers)
+
+    assert (v2.status, v2.headers["content-type"]) == (431, "application/json")
+    assert v2.json()["path"] == "/v2/me"
+    assert v2.json()["error"]["code"] == "RequestHeaderFieldsTooLargeException"
+    assert (v1.status, v1.headers["content-type"]) == (431, "application/problem+json")
