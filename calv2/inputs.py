@@ -13,6 +13,7 @@ from core.serializers import (
     StrictScalarsMixin,
     WholeItemsMixin,
 )
+from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL
 from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
 from scheduling.services.booking_requests import refuse_unsupported
 from scheduling.services.bookings import MAX_ATTENDEES
@@ -225,6 +226,25 @@ MINUTES_PER_DAY = 1440
 MINUTES_PER_YEAR = 525_600
 
 
+class RecurrenceInput(V2Input):
+    """Cal.com's `Recurrence_2024_06_14`: `{frequency, interval, occurrences}`, stored as v1's
+    `recurringEvent` (`{freq, interval, count}`) with v1's limits."""
+
+    frequency = serializers.ChoiceField(choices=list(FREQUENCY_NAMES.values()))
+    interval = serializers.IntegerField(min_value=1, max_value=MAX_INTERVAL)
+    occurrences = serializers.IntegerField(min_value=1, max_value=MAX_COUNT)
+
+    def run_validation(self, data=serializers.empty):
+        # Cal.com's way to turn recurrence off in an update: `{"disabled": true}`.
+        if isinstance(data, dict) and data.get("disabled") is True:
+            return None
+        return super().run_validation(data)
+
+    def validate(self, attrs):
+        frequency = {name: number for number, name in FREQUENCY_NAMES.items()}[attrs["frequency"]]
+        return {"freq": frequency, "interval": attrs["interval"], "count": attrs["occurrences"]}
+
+
 class EventTypeCreateInput(V2Input):
     """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
 
@@ -241,6 +261,7 @@ class EventTypeCreateInput(V2Input):
     before_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
+    recurrence = RecurrenceInput(allow_null=True, required=False)
 
     def validate_currency(self, value):
         return value.lower()

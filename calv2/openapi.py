@@ -465,6 +465,17 @@ EVENT_TYPE_CREATE = {
         "beforeEventBuffer": {"type": "integer", "minimum": 0},
         "afterEventBuffer": {"type": "integer", "minimum": 0},
         "slotInterval": {"type": "integer", "minimum": 1, "nullable": True},
+        "recurrence": {
+            "type": "object",
+            "nullable": True,
+            "description": 'How a booking repeats; null or `{"disabled": true}`: it does not. Not with a price.',
+            "properties": {
+                "frequency": {"type": "string", "enum": ["yearly", "monthly", "weekly"]},
+                "interval": {"type": "integer", "minimum": 1, "maximum": 20},
+                "occurrences": {"type": "integer", "minimum": 1, "maximum": 24},
+                "disabled": BOOLEAN,
+            },
+        },
     },
 }
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}

@@ -213,3 +213,40 @@ def test_a_v1_client_sees_the_same_series_fields_through_2024_04_15(v2, owner, a
     assert v2_answer.status_code == 201, v2_answer.json()
     assert v2_answer.json()["data"]["id"] == listed[0]["id"]
     assert len({item["recurringEventId"] for item in listed}) == 1 and len(listed) == 3
+
+
+def test_an_event_types_recurrence_is_created_changed_and_turned_off_through_v2(v2, owner):
+    body = {"lengthInMinutes": 30, "title": "Sync", "slug": "sync"}
+    weekly = {"frequency": "weekly", "interval": 1, "occurrences": 8}
+
+    created = v2.call("POST", "/v2/event-types", {**body, "recurrence": weekly}, version="2024-06-14")
+    event_type_id = created.json()["data"]["id"]
+    monthly = {"frequency": "monthly", "interval": 2, "occurrences": 3}
+    changed = v2.call("PATCH", f"/v2/event-types/{event_type_id}", {"recurrence": monthly}, version="2024-06-14")
+    v1_view = v2.client.get(f"/v1/event-types/{event_type_id}", **bearer(v2.key)).json()["event_type"]
+    off = v2.call("PATCH", f"/v2/event-types/{event_type_id}", {"recurrence": {"disabled": True}}, version="2024-06-14")
+
+    assert created.status_code == 201, created.json()
+    assert created.json()["data"]["recurrence"] == weekly
+    assert changed.json()["data"]["recurrence"] == monthly
+    assert v1_view["recurringEvent"] == {"freq": 1, "interval": 2, "count": 3}
+    assert off.json()["data"]["recurrence"] is None
+
+
+@pytest.mark.parametrize(
+    ("recurrence", "extra"),
+    [
+        ({"frequency": "daily", "interval": 1, "occurrences": 3}, {}),
+        ({"frequency": "weekly", "interval": 21, "occurrences": 3}, {}),
+        ({"frequency": "weekly", "interval": 1, "occurrences": 25}, {}),
+        ({"frequency": "weekly", "interval": 1, "occurrences": 3}, {"price": 500, "currency": "usd"}),
+    ],
+)
+def test_a_recurrence_v1_would_refuse_is_a_400_naming_it_and_creates_nothing(v2, owner, recurrence, extra):
+    body = {"lengthInMinutes": 30, "title": "Sync", "slug": "sync", "recurrence": recurrence, **extra}
+
+    response = v2.call("POST", "/v2/event-types", body, version="2024-06-14")
+
+    errors = assert_error(response, 400, "BadRequestException")["error"]["details"]["errors"]
+    assert any(name.startswith("recurrence") for name in errors), errors
+    assert not owner.event_types.exists()
