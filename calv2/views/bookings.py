@@ -25,15 +25,13 @@ from core.scopes import (
     WRITE_BOOKING,
 )
 from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer, booking_request_from_v1
-from scheduling.services.booking_requests import BookingRequest, RescheduleRequest, booking_request
+from scheduling.services.booking_requests import BookingRequest, CancelRequest, RescheduleRequest, booking_request
 from scheduling.services.bookings import (
     booking_attendee_add,
-    booking_cancel,
     booking_confirm,
     booking_mark_absent,
     booking_reject,
 )
-from scheduling.services.recurring import booking_cancel_series
 
 # Which versions each booking shape serves (docs/migrating-from-cal.md, "Versions").
 BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
@@ -258,14 +256,15 @@ class BookingCancelView(BookingMixin, V2View):
     def post(self, request, uid):
         booking = self.visible_booking(uid)
         data = self.body(inputs.BookingCancelInput)
-        reason = data.get("cancellation_reason", "")
-        if not data.get("cancel_subsequent_bookings"):
-            booking_cancel(booking=booking, cancellation_reason=reason, cancelled_by=request.user.email)
-            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
-        booking_cancel_series(
-            booking=booking, subsequent_only=True, cancellation_reason=reason, cancelled_by=request.user.email
+        subsequent = data.get("cancel_subsequent_bookings", False)
+        cancel = CancelRequest(
+            booking=booking,
+            cancelled_by=request.user.email,
+            cancellation_reason=data.get("cancellation_reason", ""),
+            subsequent=subsequent,
         )
-        if not booking.recurring_event_id:
+        booking_request(cancel)
+        if not subsequent or not booking.recurring_event_id:
             return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
         series = selectors.bookings_v2(user=request.user).filter(recurring_event_id=booking.recurring_event_id)
         return self.success([shapes.booking_2024_08_13(occurrence) for occurrence in series])

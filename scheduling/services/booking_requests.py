@@ -1,5 +1,5 @@
 """One booking request, whatever door it came through: POST /v1/bookings, POST /v2/bookings in
-every `cal-api-version`, a reschedule of either version. Each view translates its version's body
+every `cal-api-version`, a reschedule or a cancellation of either version. Each view translates its version's body
 into a `BookingRequest` (or a `RescheduleRequest`) and `booking_request`'s result into its
 version's answer; the sequence in between lives here only:
 
@@ -23,8 +23,13 @@ from core.exceptions import NotFound
 from scheduling.models import Booking, EventType
 from scheduling.selectors.bookings import booking_by_uid
 from scheduling.selectors.event_types import event_type_bookable, event_type_by_slug
-from scheduling.services.bookings import booking_create, booking_request_check, booking_reschedule_as_new
-from scheduling.services.recurring import booking_occurrence_create, booking_series_create
+from scheduling.services.bookings import (
+    booking_cancel,
+    booking_create,
+    booking_request_check,
+    booking_reschedule_as_new,
+)
+from scheduling.services.recurring import booking_cancel_series, booking_occurrence_create, booking_series_create
 
 
 class EventTypeNotFound(NotFound):
@@ -94,6 +99,19 @@ class RescheduleRequest:
     reschedule_reason: str = ""
 
 
+@dataclass(kw_only=True)
+class CancelRequest:
+    """A cancellation of a booking the caller sees, by `cancelled_by` (an e-mail). With
+    `all_remaining` (Cal.com's `allRemainingBookings`) or `subsequent` (`cancelSubsequentBookings`),
+    the other occurrences of its series not started yet, or after it, go too."""
+
+    booking: Booking
+    cancelled_by: str
+    cancellation_reason: str = ""
+    all_remaining: bool = False
+    subsequent: bool = False
+
+
 @dataclass
 class BookingResult:
     """The bookings written, in order: one, or every occurrence of a series booked at once."""
@@ -120,9 +138,23 @@ def refuse_unsupported(sent: dict[str, object]) -> None:
         raise ValidationError(refused)
 
 
-def booking_request(request: BookingRequest | RescheduleRequest) -> BookingResult:
+def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest) -> BookingResult:
     """Carry out one booking request (the module's docstring has the sequence). Every booking is
-    returned as written, with its attendees and payments loaded, so an answer needs no read back."""
+    returned as written, with its attendees and payments loaded, so an answer needs no read back;
+    a cancellation returns the cancelled bookings, the one named first."""
+    if isinstance(request, CancelRequest):
+        if request.all_remaining or request.subsequent:
+            cancelled = booking_cancel_series(
+                booking=request.booking,
+                subsequent_only=not request.all_remaining,
+                cancellation_reason=request.cancellation_reason,
+                cancelled_by=request.cancelled_by,
+            )
+            return BookingResult(cancelled, series=True)
+        cancelled = booking_cancel(
+            booking=request.booking, cancellation_reason=request.cancellation_reason, cancelled_by=request.cancelled_by
+        )
+        return BookingResult([cancelled])
     if isinstance(request, RescheduleRequest):
         moved = booking_reschedule_as_new(
             booking=request.booking, start=request.start, end=request.end, reschedule_reason=request.reschedule_reason

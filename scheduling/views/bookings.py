@@ -32,9 +32,9 @@ from scheduling.serializers.bookings import (
     BookingUpdateSerializer,
     booking_request_from_v1,
 )
-from scheduling.services.booking_requests import EventTypeNotFound, RescheduleRequest, booking_request
-from scheduling.services.bookings import booking_cancel, booking_decide, booking_edit
-from scheduling.services.recurring import booking_cancel_series, booking_decide_series
+from scheduling.services.booking_requests import CancelRequest, EventTypeNotFound, RescheduleRequest, booking_request
+from scheduling.services.bookings import booking_decide, booking_edit
+from scheduling.services.recurring import booking_decide_series
 
 # What Cal.com v1's answer to POST /bookings said about where the booking came from.
 CREATION_SOURCE = "API_V1"
@@ -227,16 +227,14 @@ class BookingViewSet(
         reason = serializer.validated_data.get("cancellation_reason", "")
         all_remaining = serializer.validated_data.get("all_remaining_bookings", False)
         subsequent = serializer.validated_data.get("cancel_subsequent_bookings", False)
-        if all_remaining or subsequent:
-            booking = booking_cancel_series(
-                booking=instance,
-                subsequent_only=not all_remaining,
-                cancellation_reason=reason,
-                cancelled_by=request.user.email,
-            )[0]
-        else:
-            booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
-        booking = self.reload(booking)
+        cancel = CancelRequest(
+            booking=instance,
+            cancelled_by=request.user.email,
+            cancellation_reason=reason,
+            all_remaining=all_remaining,
+            subsequent=subsequent,
+        )
+        booking = self.reload(booking_request(cancel).booking)
         return Response(
             {
                 "success": True,
