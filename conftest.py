@@ -74,6 +74,13 @@ def contract():
 def _report(method, path, query, request_headers, status, content_type, headers, body):
     from tests.support.openapi_contract import ContractViolation, describe
 
+    declared = headers.get("Content-Length")
+    if declared is not None and method != "HEAD" and declared != str(len(body)):
+        # A client reads `Content-Length` bytes: a body of another length arrives cut short or
+        # runs into the next answer on the connection.
+        message = f"{method} {path} -> {status}: Content-Length {declared}, body of {len(body)} bytes"
+        _all_violations.append(message)
+        raise ContractViolation(message)
     checker = contract()
     problem = checker.violations(
         method=method,

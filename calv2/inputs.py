@@ -13,7 +13,9 @@ from core.serializers import (
     StrictScalarsMixin,
     WholeItemsMixin,
 )
+from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL
 from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
+from scheduling.services.booking_requests import refuse_unsupported
 from scheduling.services.bookings import MAX_ATTENDEES
 from webhooks.models import WebhookTrigger
 
@@ -125,16 +127,41 @@ class LocationField(serializers.Field):
 
 
 class BookingCreateInput(V2Input):
-    """Cal.com's `CreateBookingInput_2024_08_13` for one event type of this service."""
+    """Cal.com's `CreateBookingInput_2024_08_13` with its instant and recurring variants. The event
+    type is named by `eventTypeId`, or by `eventTypeSlug` with `username` or `teamSlug`. Fields
+    asking for what this service does not do (`instant`, `allowConflicts`,
+    `allowBookingOutOfBounds`, `organizationSlug`) are refused by name
+    (`scheduling.services.booking_requests.refuse_unsupported`)."""
 
     start = InstantField()
-    event_type_id = StrictIntegerField(min_value=1, max_value=2**31 - 1)  # a JSON number, as class-validator's @IsInt
+    # A JSON number, as class-validator's @IsInt.
+    event_type_id = StrictIntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    event_type_slug = serializers.CharField(max_length=200, required=False)
+    username = serializers.CharField(max_length=200, required=False)
+    team_slug = serializers.CharField(max_length=200, required=False)
+    organization_slug = serializers.CharField(max_length=200, required=False, allow_blank=True, allow_null=True)
     attendee = AttendeeInput()
     guests = GuestsField(required=False)
     location = LocationField(required=False)
+    meeting_url = serializers.CharField(max_length=1000, required=False, help_text="Cal.com's older `location`.")
     metadata = BoundedJSONField(required=False)
     booking_fields_responses = BoundedJSONField(required=False)
     length_in_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False)
+    recurrence_count = StrictIntegerField(min_value=1, max_value=1000, required=False)
+    instant = serializers.BooleanField(required=False)
+    allow_conflicts = serializers.BooleanField(required=False)
+    allow_booking_out_of_bounds = serializers.BooleanField(required=False)
+
+    def validate(self, attrs):
+        refuse_unsupported(
+            {
+                "instant": attrs.pop("instant", None),
+                "allowConflicts": attrs.pop("allow_conflicts", None),
+                "allowBookingOutOfBounds": attrs.pop("allow_booking_out_of_bounds", None),
+                "organizationSlug": attrs.pop("organization_slug", None),
+            }
+        )
+        return attrs
 
 
 class BookingCancelInput(V2Input):
@@ -199,6 +226,25 @@ MINUTES_PER_DAY = 1440
 MINUTES_PER_YEAR = 525_600
 
 
+class RecurrenceInput(V2Input):
+    """Cal.com's `Recurrence_2024_06_14`: `{frequency, interval, occurrences}`, stored as v1's
+    `recurringEvent` (`{freq, interval, count}`) with v1's limits."""
+
+    frequency = serializers.ChoiceField(choices=list(FREQUENCY_NAMES.values()))
+    interval = serializers.IntegerField(min_value=1, max_value=MAX_INTERVAL)
+    occurrences = serializers.IntegerField(min_value=1, max_value=MAX_COUNT)
+
+    def run_validation(self, data=serializers.empty):
+        # Cal.com's way to turn recurrence off in an update: `{"disabled": true}`.
+        if isinstance(data, dict) and data.get("disabled") is True:
+            return None
+        return super().run_validation(data)
+
+    def validate(self, attrs):
+        frequency = {name: number for number, name in FREQUENCY_NAMES.items()}[attrs["frequency"]]
+        return {"freq": frequency, "interval": attrs["interval"], "count": attrs["occurrences"]}
+
+
 class EventTypeCreateInput(V2Input):
     """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
 
@@ -215,6 +261,7 @@ class EventTypeCreateInput(V2Input):
     before_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
+    recurrence = RecurrenceInput(allow_null=True, required=False)
 
     def validate_currency(self, value):
         return value.lower()

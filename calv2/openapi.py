@@ -3,7 +3,7 @@
 Written here as data rather than generated from the views: the v2 views are thin translations whose
 answers depend on `cal-api-version`, which a generator cannot see; the schemas below are the
 shapes of calv2.shapes and the operations of calv2.urls, and the tests check every v2 answer they
-receive against this document (calv2/tests/test_openapi_v2.py).
+receive against this document (calv2/tests/documented.py, applied by calv2/tests/conftest.py).
 """
 
 import functools
@@ -112,6 +112,7 @@ BOOKING = _object(
         "reschedulingReason": STRING,
         "cancellationReason": STRING,
         "cancelledByEmail": STRING,
+        "recurringBookingUid": {**STRING, "description": "The series of an occurrence of a recurring event type."},
     },
     BOOKING_REQUIRED,
 )
@@ -173,7 +174,16 @@ EVENT_TYPE = _object(
         "minimumBookingNotice": INTEGER,
         "beforeEventBuffer": INTEGER,
         "afterEventBuffer": INTEGER,
-        "recurrence": {**FREE_OBJECT, "nullable": True},
+        "recurrence": {
+            **_object(
+                {
+                    "frequency": {"type": "string", "enum": ["yearly", "monthly", "weekly"]},
+                    "interval": INTEGER,
+                    "occurrences": INTEGER,
+                }
+            ),
+            "nullable": True,
+        },
         "metadata": FREE_OBJECT,
         "price": INTEGER,
         "currency": STRING,
@@ -321,18 +331,32 @@ ATTENDEE_INPUT = {
         "language": {"type": "string", "maxLength": 35},
     },
 }
+# Fields Cal.com's booking input knows for what this service does not do: refused by name (400).
+REFUSED_BOOLEAN = {"type": "boolean", "description": "Not supported: `true` is a 400 naming the field."}
 BOOKING_CREATE = {
     "type": "object",
-    "required": ["start", "eventTypeId", "attendee"],
+    "description": "The event type by `eventTypeId`, or by `eventTypeSlug` with `username` or `teamSlug`. "
+    "A recurring event type books a series (`recurrenceCount` occurrences, by default all of them); "
+    "the answer is then the list of its bookings.",
+    "required": ["start", "attendee"],
     "properties": {
         "start": {**DATE_TIME, "description": "A slot of GET /v2/slots (any offset; UTC recommended)."},
         "eventTypeId": {"type": "integer", "minimum": 1},
+        "eventTypeSlug": {"type": "string", "maxLength": 200},
+        "username": {"type": "string", "maxLength": 200, "description": "With eventTypeSlug: the owner."},
+        "teamSlug": {"type": "string", "maxLength": 200, "description": "With eventTypeSlug: the team."},
+        "organizationSlug": {**NULLABLE_STRING, "description": "Not supported: a value is a 400."},
         "attendee": ATTENDEE_INPUT,
         "guests": {"type": "array", "maxItems": 50, "items": {"type": "string", "format": "email"}},
         "location": {"oneOf": [STRING, {"type": "object", "required": ["type"], "properties": {"type": STRING}}]},
+        "meetingUrl": {"type": "string", "maxLength": 1000, "description": "The location, when none is sent."},
         "metadata": FREE_OBJECT,
         "bookingFieldsResponses": FREE_OBJECT,
         "lengthInMinutes": {"type": "integer", "minimum": 1},
+        "recurrenceCount": {"type": "integer", "minimum": 1, "description": "Occurrences of a recurring event type."},
+        "instant": REFUSED_BOOLEAN,
+        "allowConflicts": REFUSED_BOOLEAN,
+        "allowBookingOutOfBounds": REFUSED_BOOLEAN,
     },
 }
 LEGACY_BOOKING_CREATE = {
@@ -441,6 +465,17 @@ EVENT_TYPE_CREATE = {
         "beforeEventBuffer": {"type": "integer", "minimum": 0},
         "afterEventBuffer": {"type": "integer", "minimum": 0},
         "slotInterval": {"type": "integer", "minimum": 1, "nullable": True},
+        "recurrence": {
+            "type": "object",
+            "nullable": True,
+            "description": 'How a booking repeats; null or `{"disabled": true}`: it does not. Not with a price.',
+            "properties": {
+                "frequency": {"type": "string", "enum": ["yearly", "monthly", "weekly"]},
+                "interval": {"type": "integer", "minimum": 1, "maximum": 20},
+                "occurrences": {"type": "integer", "minimum": 1, "maximum": 24},
+                "disabled": BOOLEAN,
+            },
+        },
     },
 }
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
@@ -511,7 +546,7 @@ def _errors(*statuses: int) -> dict:
     error = {"description": "Error", "content": {"application/json": {"schema": _ref("Error")}}}
     return {
         str(code): {**error, "description": EXCEPTIONS[code][1]}
-        for code in sorted({400, 401, 413, 415, 429, 500, 503, *statuses})
+        for code in sorted({400, 401, 413, 414, 415, 429, 500, 503, *statuses})
     }
 
 
@@ -646,7 +681,12 @@ def build() -> dict:
     one_event_type = _answer(_success(_ref("EventType_2024_06_14")))
     one_schedule = _answer(_success(_ref("Schedule_2024_06_11")))
     slot_parameters = [
-        _query("eventTypeId", {"type": "integer", "minimum": 1}, required=True),
+        _query("eventTypeId", {"type": "integer", "minimum": 1}, "The event type; or eventTypeSlug with username."),
+        _query("eventTypeSlug", {"type": "string"}, "With username (or usernames naming one user) or teamSlug."),
+        _query("username", {"type": "string"}, "With eventTypeSlug: the owner."),
+        _query("usernames", {"type": "string"}, "One username; several (a group booking) is a 400."),
+        _query("teamSlug", {"type": "string"}, "With eventTypeSlug: the team."),
+        _query("organizationSlug", {"type": "string"}, "Not supported: a value is a 400."),
         _query("start", {"type": "string"}, "ISO 8601 date or date-time.", required=True),
         _query("end", {"type": "string"}, "ISO 8601 date (inclusive) or date-time.", required=True),
         _query("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
@@ -817,8 +857,14 @@ def build() -> dict:
                 "Book a slot",
                 {
                     "201": _answer(
-                        {"oneOf": [_success(_ref("Booking_2024_08_13")), _success(_ref("Booking_2024_04_15"))]},
-                        "Created (2024-04-15: the v1 booking)",
+                        {
+                            "oneOf": [
+                                _success(_ref("Booking_2024_08_13")),
+                                _success({"type": "array", "items": _ref("Booking_2024_08_13")}),
+                                _success(_ref("Booking_2024_04_15")),
+                            ]
+                        },
+                        "Created (a series: its bookings; 2024-04-15: the v1 booking, a series' first)",
                     )
                 },
                 body={"oneOf": [BOOKING_CREATE, LEGACY_BOOKING_CREATE]},

@@ -24,8 +24,8 @@ def _status_filter(status: str, now: datetime) -> Q:
         return Q(status__in=(BookingStatus.CANCELLED, BookingStatus.REJECTED))
     if status == "unconfirmed":
         return Q(end_time__gte=now, status=BookingStatus.PENDING)
-    # "recurring": this service's bookings are single occurrences.
-    return Q(pk__in=[])
+    # "recurring": the upcoming occurrences of series, as Cal.com's filter.
+    return Q(end_time__gte=now, status__in=ACTIVE) & ~Q(recurring_event_id="")
 
 
 def bookings_v2(

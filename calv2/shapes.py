@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from scheduling.models import Availability
+from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
 
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
@@ -118,7 +119,7 @@ def added_attendee_2024_08_13(attendee) -> dict:
 def booking_2024_08_13(booking) -> dict:
     """Cal.com's `BookingOutput_2024_08_13` (also served to 2026-02-25 and 2026-05-01). Reads the
     booking's organizer, event type, attendees, predecessor and successor, which the selector
-    (`calv2.selectors.bookings`) loads with it."""
+    (`calv2.selectors.bookings_v2`) loads with it."""
     attendees = list(booking.attendees.all())
     successor = next(iter(booking.rescheduled_to.all()), None) if booking.rescheduled else None
     location = booking.location or None
@@ -159,15 +160,31 @@ def booking_2024_08_13(booking) -> dict:
             body["cancelledByEmail"] = booking.cancelled_by
     if successor is not None:
         body["rescheduledToUid"] = successor.uid
+    if booking.recurring_event_id:
+        body["recurringBookingUid"] = booking.recurring_event_id
     return body
 
 
 # --- event types ------------------------------------------------------------------------------
 
 
+def recurrence_2024_06_14(recurring_event: dict | None) -> dict | None:
+    """Cal.com's `Recurrence_2024_06_14` of a stored `recurringEvent` (`{"freq": 2, "interval": 1,
+    "count": 12}` is `{"frequency": "weekly", "interval": 1, "occurrences": 12}`); None when the
+    event type does not recur."""
+    if not recurring_event:
+        return None
+    recurrence = Recurrence.from_json(recurring_event)
+    return {
+        "frequency": FREQUENCY_NAMES[recurrence.freq],
+        "interval": recurrence.interval,
+        "occurrences": recurrence.count,
+    }
+
+
 def event_type_2024_06_14(event_type) -> dict:
     """Cal.com's `EventTypeOutput_2024_06_14`, with the settings this service has; the ones it has
-    not (locations, booking fields, seats, recurrence) have Cal.com's empty values."""
+    not (locations, booking fields, seats) have Cal.com's empty values."""
     body = {
         "id": event_type.pk,
         "ownerId": event_type.owner_id,
@@ -182,7 +199,7 @@ def event_type_2024_06_14(event_type) -> dict:
         "minimumBookingNotice": event_type.minimum_booking_notice,
         "beforeEventBuffer": event_type.before_event_buffer,
         "afterEventBuffer": event_type.after_event_buffer,
-        "recurrence": None,
+        "recurrence": recurrence_2024_06_14(event_type.recurring_event),
         "metadata": {},
         "price": event_type.price,
         "currency": event_type.currency,

@@ -100,4 +100,7 @@ class V2WireMiddleware:
             body = envelope_from_problem(problem, status=response.status_code, path=request.get_full_path())
             response.content = orjson.dumps(body)
             response["Content-Type"] = "application/json"
+            if response.has_header("Content-Length"):
+                # CommonMiddleware, inside this one, measured the problem body: measure the new one.
+                response["Content-Length"] = str(len(response.content))
         return response

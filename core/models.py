@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -23,7 +24,7 @@ class IdempotencyRecord(models.Model):
     `apiKey`) and the canonical JSON of the body; method and path are kept as sent, to say what
     differs when a key is reused."""
 
-    user = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     method = models.CharField(max_length=10)
     path = models.CharField(max_length=2048)

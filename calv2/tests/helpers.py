@@ -1,8 +1,9 @@
 """What the v2 tests share: a client that speaks v2 with a real API key, a bookable event type,
-a free slot, and the check of a v2 error envelope."""
+a free slot, the check of a v2 error envelope, and the same booking request in v1's body and in
+v2's (2024-08-13) body."""
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.utils import timezone
 
@@ -53,3 +54,56 @@ def booking_at(organizer, event_type, start, **kwargs):
     return BookingFactory(
         organizer=organizer, event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30), **kwargs
     )
+
+
+# --- one booking request in each version's body ------------------------------------------------
+
+# v2 versions whose booking body is v1's (2024-04-15 and what falls back to it), and the others.
+V1_BODY_VERSIONS = [None, "2024-04-15", "2024-06-11", "2024-06-14", "2024-09-04"]
+V2_BODY_VERSIONS = ["2024-08-13", "2026-02-25", "2026-05-01"]
+WEEKLY_4 = {"freq": 2, "interval": 1, "count": 4}
+ATTENDEE = {"name": "Ada Lovelace", "email": "ada@example.org"}
+GUESTS = ["babbage@example.org"]
+
+
+def monday_ahead(weeks: int = 2) -> datetime:
+    today = timezone.now().date()
+    return datetime.combine(today + timedelta(days=(7 - today.weekday()) % 7 + 7 * weeks), time(10), tzinfo=UTC)
+
+
+def z(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def v1_body(event_type, start, *, count=None, slug=False, **extra) -> dict:
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": z(start),
+        "timeZone": "Europe/London",
+        "language": "en",
+        "responses": {**ATTENDEE, "guests": GUESTS},
+        **extra,
+    }
+    if count is not None:
+        body["recurringCount"] = count
+    if slug:
+        body["eventTypeSlug"] = event_type.slug
+    return body
+
+
+def v2_body(event_type, start, *, count=None, slug=False, **extra) -> dict:
+    body = {
+        "start": z(start),
+        "attendee": {**ATTENDEE, "timeZone": "Europe/London", "language": "en"},
+        "guests": GUESTS,
+        **extra,
+    }
+    if slug and event_type.team_id is not None:
+        body.update(eventTypeSlug=event_type.slug, teamSlug=event_type.team.slug)
+    elif slug:
+        body.update(eventTypeSlug=event_type.slug, username=event_type.owner.username)
+    else:
+        body["eventTypeId"] = event_type.pk
+    if count is not None:
+        body["recurrenceCount"] = count
+    return body

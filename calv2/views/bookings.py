@@ -17,25 +17,21 @@ from calv2.versions import (
     V2026_05_01,
     shape_for,
 )
-from calv2.views.base import SkipTake, V2View, offset_pagination
+from calv2.views.base import SkipTake, V2View, offset_pagination, v2_field_names
 from core.exceptions import NotFound
 from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text
 from core.scopes import (
     READ_BOOKING,
     WRITE_BOOKING,
 )
-from scheduling.selectors.event_types import event_type_bookable
-from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer
+from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer, booking_request_from_v1
+from scheduling.services.booking_requests import BookingRequest, CancelRequest, RescheduleRequest, booking_request
 from scheduling.services.bookings import (
     booking_attendee_add,
-    booking_cancel,
     booking_confirm,
-    booking_create,
     booking_mark_absent,
     booking_reject,
-    booking_reschedule_as_new,
 )
-from scheduling.services.recurring import booking_cancel_series
 
 # Which versions each booking shape serves (docs/migrating-from-cal.md, "Versions").
 BOOKING_SHAPES = {V2024_08_13: (V2024_08_13, V2026_02_25), V2026_05_01: (V2026_05_01,)}
@@ -187,63 +183,52 @@ class BookingsView(V2View):
         if self.shape == V2024_04_15:
             return self._legacy_create(request)
         data = self.body(inputs.BookingCreateInput)
-        event_type = event_type_bookable(user=request.user, event_type_id=data["event_type_id"])
-        if event_type is None:
-            raise NotFound(f"Event type with id={data['event_type_id']} not found.")
-        length = data.get("length_in_minutes")
-        if length is not None and length != event_type.length:
-            raise ValidationError({"lengthInMinutes": [f"This event type lasts {event_type.length} minutes."]})
         attendee = data["attendee"]
         guests = data.get("guests", [])
         responses = {**data.get("booking_fields_responses", {}), "name": attendee["name"], "email": attendee["email"]}
         if guests:
             responses["guests"] = guests
-        booking = booking_create(
-            event_type=event_type,
+        booked = BookingRequest(
+            actor=request.user,
             start=data["start"],
+            event_type_id=data.get("event_type_id"),
+            event_type_slug=data.get("event_type_slug"),
+            username=data.get("username"),
+            team_slug=data.get("team_slug"),
+            length_in_minutes=data.get("length_in_minutes"),
             attendee_name=attendee["name"],
             attendee_email=attendee["email"],
             attendee_time_zone=attendee["time_zone"],
             locale=attendee.get("language", "en"),
             guests=guests,
-            location=data.get("location", ""),
+            location=data.get("location") or data.get("meeting_url", ""),
             metadata=data.get("metadata"),
             responses=responses,
             sms_reminder_number=attendee.get("phone_number", ""),
+            recurring_count=data.get("recurrence_count"),
+            whole_series_by_default=True,
         )
-        booking = selectors.booking_v2_by_uid(user=request.user, uid=booking.uid)
-        return self.success(shapes.booking_2024_08_13(booking), status_code=status.HTTP_201_CREATED)
+        with v2_field_names({"recurringCount": "recurrenceCount"}):
+            result = booking_request(booked)
+        # Answered as written (v1 does the same): a team member who books a colleague's time may
+        # not see the booking afterwards (scheduling.selectors.bookings.booking_list).
+        if result.series:
+            # Cal.com answers a recurring event type's booking with every occurrence booked.
+            return self.success([shapes.booking_2024_08_13(booking) for booking in result.bookings], status_code=201)
+        return self.success(shapes.booking_2024_08_13(result.booking), status_code=status.HTTP_201_CREATED)
 
     def _legacy_create(self, request):
-        """2024-04-15's body is v1's (`start`, `eventTypeId`, `responses`, `timeZone`, …); fields
-        v1 did not know are dropped here, as Cal.com's validation drops them."""
+        """2024-04-15's body is v1's (`start`, `eventTypeId`, `responses`, `timeZone`, …) and means
+        what it means to v1; fields v1 did not know are dropped here, as Cal.com's validation drops
+        them. The answer is the booking (the first occurrence of a series), as v1 shows it."""
         body = request.data
         if isinstance(body, Mapping):
             known = set(BookingCreateSerializer().fields)
             body = {key: value for key, value in body.items() if key in known}
         serializer = BookingCreateSerializer(data=body)
         serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        event_type_id = data.pop("event_type_id")
-        reschedule_uid = data.pop("reschedule_uid", None)
-        reschedule = None
-        if reschedule_uid is not None:
-            reschedule = selectors.booking_v2_by_uid(user=request.user, uid=reschedule_uid)
-            if reschedule is None:
-                raise NotFound(f"Booking with uid={reschedule_uid} not found.")
-        event_type = event_type_bookable(user=request.user, event_type_id=event_type_id)
-        if event_type is None:
-            raise NotFound(f"Event type with id={event_type_id} not found.")
-        booking = booking_create(
-            event_type=event_type,
-            attendee_name=data.pop("name"),
-            attendee_email=data.pop("email"),
-            attendee_time_zone=data.pop("time_zone"),
-            reschedule=reschedule,
-            **data,
-        )
-        booking = selectors.booking_v2_by_uid(user=request.user, uid=booking.uid)
-        return self.success(legacy_booking(booking), status_code=status.HTTP_201_CREATED)
+        result = booking_request(booking_request_from_v1(serializer.validated_data, actor=request.user))
+        return self.success(legacy_booking(result.booking), status_code=status.HTTP_201_CREATED)
 
 
 class BookingMixin:
@@ -271,14 +256,15 @@ class BookingCancelView(BookingMixin, V2View):
     def post(self, request, uid):
         booking = self.visible_booking(uid)
         data = self.body(inputs.BookingCancelInput)
-        reason = data.get("cancellation_reason", "")
-        if not data.get("cancel_subsequent_bookings"):
-            booking_cancel(booking=booking, cancellation_reason=reason, cancelled_by=request.user.email)
-            return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
-        booking_cancel_series(
-            booking=booking, subsequent_only=True, cancellation_reason=reason, cancelled_by=request.user.email
+        subsequent = data.get("cancel_subsequent_bookings", False)
+        cancel = CancelRequest(
+            booking=booking,
+            cancelled_by=request.user.email,
+            cancellation_reason=data.get("cancellation_reason", ""),
+            subsequent=subsequent,
         )
-        if not booking.recurring_event_id:
+        booking_request(cancel)
+        if not subsequent or not booking.recurring_event_id:
             return self.success(shapes.booking_2024_08_13(self.visible_booking(uid)))
         series = selectors.bookings_v2(user=request.user).filter(recurring_event_id=booking.recurring_event_id)
         return self.success([shapes.booking_2024_08_13(occurrence) for occurrence in series])
@@ -286,16 +272,18 @@ class BookingCancelView(BookingMixin, V2View):
 
 class BookingRescheduleView(BookingMixin, V2View):
     """Cal.com's reschedule: a new booking (new uid) at `start`; the old one is cancelled with
-    `rescheduled: true` (`scheduling.services.bookings.booking_reschedule_as_new`). 201."""
+    `rescheduled: true` (`scheduling.services.booking_requests.booking_request`). 201."""
 
     scopes = {"POST": WRITE_BOOKING}
 
     def post(self, request, uid):
         booking = self.visible_booking(uid)
         data = self.body(inputs.BookingRescheduleInput)
-        moved = booking_reschedule_as_new(
-            booking=booking, start=data["start"], reschedule_reason=data.get("rescheduling_reason", "")
-        )
+        moved = booking_request(
+            RescheduleRequest(
+                booking=booking, start=data["start"], reschedule_reason=data.get("rescheduling_reason", "")
+            )
+        ).booking
         return self.success(shapes.booking_2024_08_13(self.visible_booking(moved.uid)), status_code=201)
 
 

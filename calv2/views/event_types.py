@@ -36,7 +36,7 @@ class EventTypesView(V2View):
 
     def post(self, request):
         data = _event_type_fields(self.body(inputs.EventTypeCreateInput))
-        with v2_field_names({"length": "lengthInMinutes"}):
+        with v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_create(user=request.user, **data)
         event_type = event_type_list(user=request.user).get(pk=event_type.pk)
         return self.success(shapes.event_type_2024_06_14(event_type), status_code=status.HTTP_201_CREATED)
@@ -58,8 +58,14 @@ class EventTypesView(V2View):
 
 
 def _event_type_fields(data) -> dict:
-    """v2's names → the event type service's (`lengthInMinutes` is the model's `length`)."""
-    return {("length" if name == "length_in_minutes" else name): value for name, value in data.items()}
+    """v2's names → the event type service's (`lengthInMinutes` is the model's `length`,
+    `recurrence` its `recurring_event`)."""
+    return {V2_NAMES.get(name, name): value for name, value in data.items()}
+
+
+V2_NAMES = {"length_in_minutes": "length", "recurrence": "recurring_event"}
+# The event type service names its fields as v1 does; a v2 client sent v2's.
+V2_FIELD_NAMES = {"length": "lengthInMinutes", "recurringEvent": "recurrence"}
 
 
 class EventTypeView(V2View):
@@ -80,7 +86,7 @@ class EventTypeView(V2View):
     def patch(self, request, event_type_id):
         event_type = self.visible(event_type_id)
         data = _event_type_fields(self.body(inputs.EventTypeUpdateInput))
-        with v2_field_names({"length": "lengthInMinutes"}):
+        with v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_update(event_type=event_type, actor=request.user, **data)
         return self.success(shapes.event_type_2024_06_14(self.visible(event_type.pk)))
 

@@ -9,25 +9,46 @@ from calv2 import selectors, shapes
 from calv2.views.base import V2View
 from core.exceptions import NotFound
 from core.limits import limit
-from core.query import Choice, Instant, Integer, QueryParameters, Text, TimeZone
+from core.query import Choice, Instant, Integer, ListOf, QueryParameters, Text, TimeZone
 from core.scopes import (
     READ_BOOKING,
 )
-from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
+from scheduling.services.booking_requests import event_type_named, refuse_unsupported
 
 
 class SlotQuery(QueryParameters):
     """Cal.com 2024-09-04's GET /v2/slots; `start` and `end` without an offset are in `timeZone`,
     a date `end` includes that whole day."""
 
-    event_type_id = Integer(minimum=1, required=True)
+    event_type_id = Integer(minimum=1, description="The event type; or eventTypeSlug with username or teamSlug.")
+    event_type_slug = Text(description="With username (or usernames naming one user) or teamSlug.")
+    username = Text(description="With eventTypeSlug: the owner.")
+    usernames = ListOf(Text(), comma_separated=True, description="One username; more is a group booking (400).")
+    team_slug = Text(description="With eventTypeSlug: the team.")
+    organization_slug = Text(description="Not supported: this service has no organizations (400).")
     time_zone = TimeZone(default="UTC")
     start = Instant(zone_from="time_zone", required=True)
     end = Instant(zone_from="time_zone", end=True, required=True)
     duration = Integer(minimum=1, maximum=1440)
     format = Choice(["time", "range"], default="time")
     booking_uid_to_reschedule = Text(description="A booking being moved: its own time counts as free.")
+
+
+def _event_type(request, query: dict):
+    """The event type the query names, as a booking names it (`event_type_named`); Cal.com's
+    `usernames` of one user is its `username` (several are a dynamic group, not supported here)."""
+    usernames = query["usernames"]
+    if len(usernames) > 1:
+        raise ValidationError({"usernames": ["Group bookings of several users are not supported: send one."]})
+    refuse_unsupported({"organizationSlug": query["organization_slug"]})
+    return event_type_named(
+        actor=request.user,
+        event_type_id=query["event_type_id"],
+        event_type_slug=query["event_type_slug"],
+        username=query["username"] or (usernames[0] if usernames else None),
+        team_slug=query["team_slug"],
+    )
 
 
 class SlotsView(V2View):
@@ -41,9 +62,7 @@ class SlotsView(V2View):
         max_days = limit("SLOTS_MAX_DAYS")
         if end - start > timedelta(days=max_days):
             raise ValidationError({"end": [f"The range may span at most {max_days} days."]})
-        event_type = event_type_bookable(user=request.user, event_type_id=query["event_type_id"])
-        if event_type is None:
-            raise NotFound(f"Event type with id={query['event_type_id']} not found.")
+        event_type = _event_type(request, query)
         if query["duration"] is not None and query["duration"] != event_type.length:
             raise ValidationError({"duration": [f"This event type lasts {event_type.length} minutes."]})
         moving = None

@@ -46,6 +46,19 @@ def event_types_of_username(*, user: User, username: str, slug: str | None = Non
     return queryset.filter(_visible_filter(user) | Q(hidden=False))
 
 
+def event_type_by_slug(
+    *, user: User, slug: str, username: str | None = None, team_slug: str | None = None
+) -> EventType | None:
+    """The event type `slug` of the user `username` or of the team `team_slug` that the caller may
+    book (`event_type_bookable`'s rule), or None: Cal.com's way of naming an event type without its id."""
+    if username:
+        return event_types_of_username(user=user, username=username, slug=slug).first()
+    queryset = EventType.objects.filter(team__slug=team_slug, slug=slug)
+    if not user.is_system_admin:
+        queryset = queryset.filter(_visible_filter(user) | Q(hidden=False))
+    return queryset.order_by("id").first()
+
+
 @functools.cache
 def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
     """The query of `event_type_bookable`, compiled by the ORM once per process (core/compiled_queries.py):

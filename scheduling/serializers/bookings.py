@@ -10,6 +10,7 @@ from core.readpath import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
+from scheduling.services.booking_requests import BookingRequest
 
 
 class InstantField(serializers.DateTimeField):
@@ -591,3 +592,16 @@ class BookingCancelledSerializer(ApiSerializer):
     booking_id = serializers.IntegerField()
     booking_uid = serializers.CharField()
     booking = BookingSerializer()
+
+
+def booking_request_from_v1(data: dict, *, actor) -> BookingRequest:
+    """Cal.com v1's validated booking body (`BookingCreateSerializer`, also 2024-04-15's of v2) as
+    the one booking request every version makes."""
+    data = dict(data)
+    return BookingRequest(
+        actor=actor,
+        attendee_name=data.pop("name"),
+        attendee_email=data.pop("email"),
+        attendee_time_zone=data.pop("time_zone"),
+        **data,
+    )

@@ -7,7 +7,6 @@ from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from core.exceptions import NotFound
 from core.query import Boolean, Choice, Email, Instant, Integer, ListOf, QueryParameters, Text
 from core.scopes import READ_BOOKING, WRITE_BOOKING
 from core.serializers import to_camel
@@ -19,8 +18,7 @@ from core.viewsets import (
     UpdateResourceMixin,
 )
 from scheduling.models import BookingStatus
-from scheduling.selectors.bookings import booking_by_uid, booking_list, payment_summaries
-from scheduling.selectors.event_types import event_type_bookable
+from scheduling.selectors.bookings import booking_list, payment_summaries
 from scheduling.serializers.bookings import (
     BookingCancelledSerializer,
     BookingCancelSerializer,
@@ -32,16 +30,11 @@ from scheduling.serializers.bookings import (
     BookingRescheduleSerializer,
     BookingSerializer,
     BookingUpdateSerializer,
+    booking_request_from_v1,
 )
-from scheduling.services.bookings import (
-    booking_cancel,
-    booking_create,
-    booking_decide,
-    booking_edit,
-    booking_request_check,
-    booking_reschedule_as_new,
-)
-from scheduling.services.recurring import book_recurring, booking_cancel_series, booking_decide_series
+from scheduling.services.booking_requests import CancelRequest, EventTypeNotFound, RescheduleRequest, booking_request
+from scheduling.services.bookings import booking_decide, booking_edit
+from scheduling.services.recurring import booking_decide_series
 
 # What Cal.com v1's answer to POST /bookings said about where the booking came from.
 CREATION_SOURCE = "API_V1"
@@ -137,8 +130,8 @@ class BookingViewSet(
     def create(self, request, *args, **kwargs):
         """Cal.com v1's booking request; the answer is v1's: the booking object itself at the top
         level (not in an envelope), with `payment` and `paymentRequired`, status 200 and `Location`."""
-        # Every way of booking (booking_create, a series, one occurrence of a series) returns the
-        # booking as written with its attendees and payments loaded, so it is answered unread: read
+        # Every way of booking (`booking_request`: one booking, a series, one occurrence of a series)
+        # returns the booking as written with its attendees and payments loaded, so it is answered unread: read
         # back it would show the same (scheduling/tests/test_bookings_api.py compares the two).
         booking = self.perform_create(self.validated_input())
         payments = payment_summaries(booking.payments.all())
@@ -154,33 +147,11 @@ class BookingViewSet(
         return Response(body, status=status.HTTP_200_OK, headers={"Location": self.location_url(booking)})
 
     def perform_create(self, data):
-        event_type_id = data.pop("event_type_id")
-        reschedule_uid = data.pop("reschedule_uid", None)
-        reschedule = None
-        if reschedule_uid is not None:
-            reschedule = booking_by_uid(user=self.request.user, uid=reschedule_uid)
-            if reschedule is None:
-                raise NotFound(f"Booking with uid {reschedule_uid} does not exist.")
-        event_type = event_type_bookable(user=self.request.user, event_type_id=event_type_id)
-        if event_type is None:
-            raise DjangoValidationError({"eventTypeId": f"Event type {event_type_id} does not exist."})
-        booking_request_check(
-            actor=self.request.user,
-            event_type=event_type,
-            user_id=data.pop("user_id", None),
-            event_type_slug=data.pop("event_type_slug", None),
-        )
-        series = book_recurring(event_type=event_type, data=data, rescheduling=reschedule is not None)
-        if series is not None:
-            return series
-        return booking_create(
-            event_type=event_type,
-            attendee_name=data.pop("name"),
-            attendee_email=data.pop("email"),
-            attendee_time_zone=data.pop("time_zone"),
-            reschedule=reschedule,
-            **data,
-        )
+        try:
+            return booking_request(booking_request_from_v1(data, actor=self.request.user)).booking
+        except EventTypeNotFound as error:
+            # v1 answered an event type it could not book as a 400 on the field that named it.
+            raise DjangoValidationError({error.field_name: str(error.detail)}) from None
 
     def perform_update(self, instance, data):
         return booking_edit(
@@ -227,7 +198,8 @@ class BookingViewSet(
         instance = self.get_object()
         serializer = BookingRescheduleSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        booking = self.reload(booking_reschedule_as_new(booking=instance, **serializer.validated_data))
+        moved = booking_request(RescheduleRequest(booking=instance, **serializer.validated_data)).booking
+        booking = self.reload(moved)
         return Response(
             {"booking": self.get_output_serializer(booking).data, "message": "Booking rescheduled successfully"},
             headers={"Location": request.build_absolute_uri(f"{request.path.rsplit('/', 2)[0]}/{booking.pk}")},
@@ -255,16 +227,14 @@ class BookingViewSet(
         reason = serializer.validated_data.get("cancellation_reason", "")
         all_remaining = serializer.validated_data.get("all_remaining_bookings", False)
         subsequent = serializer.validated_data.get("cancel_subsequent_bookings", False)
-        if all_remaining or subsequent:
-            booking = booking_cancel_series(
-                booking=instance,
-                subsequent_only=not all_remaining,
-                cancellation_reason=reason,
-                cancelled_by=request.user.email,
-            )[0]
-        else:
-            booking = booking_cancel(booking=instance, cancellation_reason=reason, cancelled_by=request.user.email)
-        booking = self.reload(booking)
+        cancel = CancelRequest(
+            booking=instance,
+            cancelled_by=request.user.email,
+            cancellation_reason=reason,
+            all_remaining=all_remaining,
+            subsequent=subsequent,
+        )
+        booking = self.reload(booking_request(cancel).booking)
         return Response(
             {
                 "success": True,
