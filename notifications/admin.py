@@ -1,0 +1,52 @@
+"""Back office for e-mail: the outbox with each message's attempts (read-only), the reminders due,
+and each event type's mail settings."""
+
+from django.contrib import admin
+
+from notifications.models import EmailAttempt, EmailMessage, EventTypeNotifications, Reminder
+
+
+class EmailAttemptInline(admin.TabularInline):
+    model = EmailAttempt
+    extra = 0
+    can_delete = False
+    fields = ("started_at", "finished_at", "succeeded", "error")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(EmailMessage)
+class EmailMessageAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "role", "recipient", "status", "attempts", "next_attempt_at", "created_at")
+    list_filter = ("status", "kind", "role")
+    search_fields = ("=recipient", "=message_id", "=booking__uid")
+    raw_id_fields = ("booking",)
+    inlines = [EmailAttemptInline]
+    readonly_fields = [field.name for field in EmailMessage._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Reminder)
+class ReminderAdmin(admin.ModelAdmin):
+    list_display = ("id", "booking", "minutes_before", "to", "send_at", "sent_at")
+    list_filter = ("to",)
+    raw_id_fields = ("booking",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(EventTypeNotifications)
+class EventTypeNotificationsAdmin(admin.ModelAdmin):
+    list_display = ("event_type", "emails_enabled", "reminders")
+    raw_id_fields = ("event_type",)

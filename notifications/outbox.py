@@ -1,0 +1,433 @@
+"""How a booking's changes become e-mails: rows in the outbox, written in the transaction that made
+the change (they commit or roll back with it), then handed to the worker after commit.
+
+Scheduling calls `booking_changed` next to each webhook event it emits (the trigger names the
+change), `series_booked` / `series_cancelled` for a recurring series (one message for the series)
+and `booking_paid` when a paid booking's money arrives. This app does not import scheduling: it
+reads the booking it is handed. Who gets what is in docs/notifications.md.
+"""
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from celery import current_app
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from core.datetimes import iso_utc
+from core.exceptions import RateLimited
+from notifications import switches
+from notifications.conf import mail_domain, notification_setting
+from notifications.models import (
+    EmailMessage,
+    EmailStatus,
+    EventTypeNotifications,
+    Invitation,
+    Kind,
+    Reminder,
+    ReminderTarget,
+    Role,
+)
+
+logger = logging.getLogger(__name__)
+
+SEND_TASK = "notifications.send"
+REQUEST, CANCEL = "REQUEST", "CANCEL"
+ACCEPTED, PENDING = "ACCEPTED", "PENDING"
+
+
+@dataclass(frozen=True)
+class Recipient:
+    role: str
+    email: str
+    name: str
+    locale: str
+    time_zone: str
+
+
+# --- Entry points ---------------------------------------------------------------------------------
+
+
+def booking_changed(trigger: str, booking, *, previous=None, attendees=None) -> None:
+    """The mails of one booking change, named by its webhook trigger. `previous`: the booking before
+    a reschedule (the same row for an in-place move); `attendees`: the booking's, when the caller
+    holds them. BOOKING_NO_SHOW_UPDATED and the payment triggers send nothing (a paid booking's
+    confirmation waits for `booking_paid`)."""
+    handler = _HANDLERS.get(trigger)
+    if handler is None or not notification_setting("ENABLED"):
+        return
+    mail_settings = _event_type_settings(booking)
+    if mail_settings is not None and not mail_settings.emails_enabled:
+        return
+    handler(booking, previous=previous, attendees=_attendees(booking, attendees), mail_settings=mail_settings)
+
+
+def booking_paid(booking) -> None:
+    """A paid booking's confirmations, held back at booking time, once the money has arrived."""
+    mail_settings = _event_type_settings(booking)
+    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
+        return
+    if booking.status != ACCEPTED:
+        return
+    invitation = _invitation_of(booking)
+    attendees = _attendees(booking, None)
+    context = _context(booking, attendees, invitation, REQUEST)
+    _queue(booking, Kind.SCHEDULED, context, _everyone(booking, attendees), _change_key(invitation, "paid"))
+
+
+def series_booked(bookings: list, attendees: list[list], recurring_event: dict | None) -> None:
+    """One message per recipient for the occurrences of a series booked together, with one
+    invitation for the series (a recurring event). Occurrences booked one request at a time (each
+    naming the series) send it with the first one only: the message id is the series'."""
+    first = bookings[0]
+    mail_settings = _event_type_settings(first)
+    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
+        return
+    series_uid = f"{first.recurring_event_id}@{mail_domain()}"
+    Invitation.objects.bulk_create(
+        [Invitation(booking_id=b.pk, ical_uid=series_uid, sequence=0, recurrence_id=b.start_time) for b in bookings]
+    )
+    kind = Kind.REQUESTED if first.status == PENDING else Kind.SCHEDULED
+    invitation = Invitation(booking_id=first.pk, ical_uid=series_uid, sequence=0)
+    context = _context(first, attendees[0], invitation, REQUEST)
+    context["occurrences"] = [_occurrence(b) for b in bookings]
+    context["recurrence"] = recurring_event
+    _queue(first, kind, context, _everyone(first, attendees[0]), f"series:{series_uid}:{kind}")
+    for booking in bookings:
+        if booking.status == ACCEPTED:
+            _plan_reminders(booking, mail_settings)
+
+
+def series_cancelled(cancelled: list, reason: str = "") -> None:
+    """One cancellation for the occurrences of a series cancelled together (a booking of no series:
+    its own cancellation)."""
+    first = cancelled[0]
+    if not first.recurring_event_id:
+        booking_changed("BOOKING_CANCELLED", first)
+        return
+    mail_settings = _event_type_settings(first)
+    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
+        return
+    invitations = [_bump(booking) for booking in cancelled]
+    Reminder.objects.filter(booking_id__in=[b.pk for b in cancelled], sent_at__isnull=True).delete()
+    attendees = _attendees(first, None)
+    context = _context(first, attendees, invitations[0], CANCEL)
+    context["occurrences"] = [
+        {**_occurrence(booking), "sequence": invitation.sequence}
+        for booking, invitation in zip(cancelled, invitations, strict=True)
+    ]
+    _queue(first, Kind.CANCELLED, context, _everyone(first, attendees), _change_key(invitations[0], "series-cancel"))
+
+
+# --- What each change sends -----------------------------------------------------------------------
+
+
+def _on_created(booking, *, previous, attendees, mail_settings) -> None:
+    existing = Invitation.objects.filter(booking_id=booking.pk).first()
+    if existing is not None:
+        # A request the host accepted.
+        invitation = _bump(booking, existing)
+        context = _context(booking, attendees, invitation, REQUEST)
+        key = _change_key(invitation, "confirmed")
+        _queue(booking, Kind.CONFIRMED, context, _attendee_side(attendees), key)
+        _queue(booking, Kind.SCHEDULED, context, [_organizer(booking)], key)
+        _plan_reminders(booking, mail_settings)
+        return
+    invitation = _new_invitation(booking, previous)
+    _plan_reminders(booking, mail_settings)
+    event_type = getattr(booking, "event_type", None)
+    if event_type is not None and event_type.price > 0 and previous is None:
+        return  # confirmed once paid (`booking_paid`)
+    context = _context(booking, attendees, invitation, REQUEST)
+    _queue(booking, Kind.SCHEDULED, context, _everyone(booking, attendees), _change_key(invitation, "scheduled"))
+
+
+def _on_requested(booking, *, previous, attendees, mail_settings) -> None:
+    invitation = _new_invitation(booking, previous)
+    if previous is not None:
+        Reminder.objects.filter(booking_id=previous.pk, sent_at__isnull=True).delete()
+    context = _context(booking, attendees, invitation, REQUEST, previous=previous)
+    _queue(booking, Kind.REQUESTED, context, _everyone(booking, attendees), _change_key(invitation, "requested"))
+
+
+def _on_rescheduled(booking, *, previous, attendees, mail_settings) -> None:
+    if previous is not None and previous.pk != booking.pk:
+        invitation = _new_invitation(booking, previous)
+        Reminder.objects.filter(booking_id=previous.pk, sent_at__isnull=True).delete()
+    else:
+        invitation = _bump(booking)
+    Reminder.objects.filter(booking_id=booking.pk, sent_at__isnull=True).delete()
+    _plan_reminders(booking, mail_settings)
+    context = _context(booking, attendees, invitation, REQUEST, previous=previous)
+    key = _change_key(invitation, "rescheduled")
+    _queue(booking, Kind.RESCHEDULED, context, _everyone(booking, attendees), key)
+
+
+def _on_cancelled(booking, *, previous, attendees, mail_settings) -> None:
+    invitation = _bump(booking)
+    Reminder.objects.filter(booking_id=booking.pk, sent_at__isnull=True).delete()
+    context = _context(booking, attendees, invitation, CANCEL)
+    _queue(booking, Kind.CANCELLED, context, _everyone(booking, attendees), _change_key(invitation, "cancelled"))
+
+
+def _on_rejected(booking, *, previous, attendees, mail_settings) -> None:
+    invitation = _bump(booking)
+    context = _context(booking, attendees, invitation, CANCEL)
+    _queue(booking, Kind.REJECTED, context, _attendee_side(attendees), _change_key(invitation, "rejected"))
+
+
+_HANDLERS = {
+    "BOOKING_CREATED": _on_created,
+    "BOOKING_REQUESTED": _on_requested,
+    "BOOKING_RESCHEDULED": _on_rescheduled,
+    "BOOKING_CANCELLED": _on_cancelled,
+    "BOOKING_REJECTED": _on_rejected,
+}
+
+
+# --- Calendar identity ----------------------------------------------------------------------------
+
+
+def _new_invitation(booking, previous) -> Invitation:
+    """A new booking's calendar event: a reschedule's keeps its predecessor's UID (one event in the
+    attendee's calendar, moved) with the next SEQUENCE; a series' occurrence has the series' UID."""
+    domain = mail_domain()
+    recurrence_id = None
+    if previous is not None:
+        before = Invitation.objects.filter(booking_id=previous.pk).first()
+        uid = before.ical_uid if before is not None else f"{previous.uid}@{domain}"
+        sequence = max(booking.ical_sequence, before.sequence + 1 if before is not None else 0)
+        recurrence_id = before.recurrence_id if before is not None else None
+    elif booking.recurring_event_id:
+        uid, sequence, recurrence_id = f"{booking.recurring_event_id}@{domain}", 0, booking.start_time
+    else:
+        uid, sequence = f"{booking.uid}@{domain}", booking.ical_sequence
+    return Invitation.objects.create(
+        booking_id=booking.pk, ical_uid=uid, sequence=sequence, recurrence_id=recurrence_id
+    )
+
+
+def _invitation_of(booking) -> Invitation:
+    invitation = Invitation.objects.filter(booking_id=booking.pk).first()
+    if invitation is None:  # a booking made before mails were sent
+        invitation = Invitation.objects.create(
+            booking_id=booking.pk, ical_uid=f"{booking.uid}@{mail_domain()}", sequence=booking.ical_sequence
+        )
+    return invitation
+
+
+def _bump(booking, invitation: Invitation | None = None) -> Invitation:
+    """The next SEQUENCE of the booking's event (the booking row is locked by the change)."""
+    invitation = invitation or _invitation_of(booking)
+    invitation.sequence = max(invitation.sequence + 1, booking.ical_sequence)
+    invitation.save(update_fields=["sequence"])
+    return invitation
+
+
+def _change_key(invitation: Invitation, change: str) -> str:
+    return f"{change}:{invitation.ical_uid}:{invitation.booking_id}:{invitation.sequence}"
+
+
+# --- Recipients and context -----------------------------------------------------------------------
+
+
+def _event_type_settings(booking) -> EventTypeNotifications | None:
+    if booking.event_type_id is None:
+        return None
+    return EventTypeNotifications.objects.filter(event_type_id=booking.event_type_id).first()
+
+
+def _attendees(booking, attendees) -> list:
+    return list(attendees) if attendees is not None else list(booking.attendees.all())
+
+
+def _attendee_side(attendees) -> list[Recipient]:
+    if not switches.current().attendee_mail:
+        return []
+    return [
+        Recipient(
+            role=Role.ATTENDEE if index == 0 else Role.GUEST,
+            email=attendee.email,
+            name=attendee.name,
+            locale=attendee.locale or "en",
+            time_zone=attendee.time_zone or "UTC",
+        )
+        for index, attendee in enumerate(attendees)
+    ]
+
+
+def _organizer(booking) -> Recipient:
+    organizer = booking.organizer
+    return Recipient(
+        role=Role.ORGANIZER,
+        email=organizer.email,
+        name=organizer.name or organizer.username,
+        locale=organizer.locale or "en",
+        time_zone=organizer.time_zone or "UTC",
+    )
+
+
+def _everyone(booking, attendees) -> list[Recipient]:
+    return [*_attendee_side(attendees), _organizer(booking)]
+
+
+def _occurrence(booking) -> dict:
+    return {"start": iso_utc(booking.start_time), "end": iso_utc(booking.end_time), "bookingId": booking.pk}
+
+
+def _context(booking, attendees, invitation: Invitation, method: str, previous=None) -> dict:
+    """What the message says, as of this change (rendered later by the worker)."""
+    organizer = _organizer(booking)
+    event_type = getattr(booking, "event_type", None)
+    return {
+        "bookingId": booking.pk,
+        "bookingUid": booking.uid,
+        "title": booking.title,
+        "eventTypeTitle": event_type.title if event_type is not None else "",
+        "description": booking.description,
+        "location": booking.location,
+        "start": iso_utc(booking.start_time),
+        "end": iso_utc(booking.end_time),
+        "previousStart": iso_utc(previous.start_time) if previous is not None else None,
+        "previousEnd": iso_utc(previous.end_time) if previous is not None else None,
+        "reason": booking.cancellation_reason,
+        "status": booking.status,
+        "organizer": {"name": organizer.name, "email": organizer.email, "timeZone": organizer.time_zone},
+        "attendees": [{"name": attendee.name, "email": attendee.email} for attendee in attendees],
+        "ical": {
+            "uid": invitation.ical_uid,
+            "sequence": invitation.sequence,
+            "method": method,
+            "recurrenceId": iso_utc(invitation.recurrence_id) if invitation.recurrence_id else None,
+        },
+    }
+
+
+def message_id_for(change_key: str, recipient: str) -> str:
+    digest = hashlib.sha256(f"{change_key}\n{recipient.lower()}".encode()).hexdigest()[:40]
+    return f"<{digest}@{mail_domain()}>"
+
+
+# --- Queueing -------------------------------------------------------------------------------------
+
+
+def _queue(
+    booking, kind: str, context: dict, recipients: list[Recipient], change_key: str, *, bounded: bool = True
+) -> list[int]:
+    if not recipients:
+        return []
+    if bounded:
+        _check_bound(booking.organizer_id, sum(1 for r in recipients if r.role != Role.ORGANIZER))
+    now = timezone.now()
+    first_due = now + timedelta(seconds=notification_setting("FIRST_ATTEMPT_GRACE_SECONDS"))
+    rows = [
+        EmailMessage(
+            booking_id=booking.pk,
+            organizer_id=booking.organizer_id,
+            kind=kind,
+            role=recipient.role,
+            recipient=recipient.email,
+            locale=recipient.locale,
+            time_zone=recipient.time_zone,
+            context={**context, "recipientName": recipient.name},
+            message_id=message_id_for(change_key, recipient.email),
+            next_attempt_at=first_due,
+        )
+        for recipient in _unique(recipients)
+    ]
+    created = EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
+    # With ignore_conflicts PostgreSQL returns no ids: read back the rows still pending.
+    ids = list(
+        EmailMessage.objects.filter(
+            message_id__in=[row.message_id for row in created], status=EmailStatus.PENDING, attempts=0
+        ).values_list("pk", flat=True)
+    )
+    if ids:
+        transaction.on_commit(lambda: enqueue_send(ids))
+    return ids
+
+
+def _unique(recipients: list[Recipient]) -> list[Recipient]:
+    seen, unique = set(), []
+    for recipient in recipients:
+        if recipient.email.lower() not in seen:
+            seen.add(recipient.email.lower())
+            unique.append(recipient)
+    return unique
+
+
+def _check_bound(organizer_id: int, count: int) -> None:
+    """At most MAX_PER_ORGANIZER_PER_HOUR messages to attendees per organizer (and as many per API
+    key) in a clock hour, so that the API cannot be used to mail arbitrary addresses in bulk. The
+    count is in the cache (Redis); when it is away the bound is not applied."""
+    if count <= 0:
+        return
+    hour = int(timezone.now().timestamp()) // 3600
+    bounds = [(f"notifications:organizer:{organizer_id}:{hour}", notification_setting("MAX_PER_ORGANIZER_PER_HOUR"))]
+    credential = switches.current().credential
+    if credential is not None:
+        bounds.append(
+            (f"notifications:credential:{credential}:{hour}", notification_setting("MAX_PER_API_KEY_PER_HOUR"))
+        )
+    for key, limit in bounds:
+        if not limit:
+            continue
+        try:
+            cache.add(key, 0, timeout=3700)
+            total = cache.incr(key, count)
+        except Exception:  # noqa: BLE001 - the cache is down: mails still go, unbounded
+            logger.warning("Could not count booking mails for %s; not bounded", key)
+            continue
+        if total > limit:
+            wait = 3600 - int(timezone.now().timestamp()) % 3600
+            raise RateLimited(
+                wait=wait,
+                detail=f"Too many booking e-mails in this hour (at most {limit}); try again in {wait} seconds.",
+            )
+
+
+def enqueue_send(message_ids: list[int]) -> None:
+    """After commit: one broker message for the change's messages. A broker that is away loses
+    nothing: the sweeper sends them once FIRST_ATTEMPT_GRACE_SECONDS have passed."""
+    try:
+        current_app.tasks[SEND_TASK].apply_async((message_ids,))
+    except Exception:  # noqa: BLE001 - the sweeper will send them
+        logger.warning("Could not enqueue e-mails %s; the sweeper will send them", message_ids)
+
+
+# --- Reminders ------------------------------------------------------------------------------------
+
+
+def _plan_reminders(booking, mail_settings: EventTypeNotifications | None, now: datetime | None = None) -> None:
+    """The booking's reminders from its event type's rules; a reminder whose time has passed when
+    the booking is made is not planned."""
+    if mail_settings is None or not mail_settings.reminders:
+        return
+    now = now or timezone.now()
+    rows = []
+    for rule in mail_settings.reminders:
+        minutes = int(rule["minutesBefore"])
+        send_at = booking.start_time - timedelta(minutes=minutes)
+        if send_at > now:
+            rows.append(
+                Reminder(booking_id=booking.pk, minutes_before=minutes, to=rule.get("to", "attendee"), send_at=send_at)
+            )
+    Reminder.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def queue_reminder(reminder: Reminder, booking) -> None:
+    """The messages of one due reminder (the worker's sweep calls this)."""
+    attendees = _attendees(booking, None)
+    invitation = _invitation_of(booking)
+    context = _context(booking, attendees, invitation, REQUEST)
+    context["minutesBefore"] = reminder.minutes_before
+    recipients = []
+    if reminder.to in (ReminderTarget.ATTENDEE, ReminderTarget.BOTH):
+        recipients += _attendee_side(attendees)
+    if reminder.to in (ReminderTarget.ORGANIZER, ReminderTarget.BOTH):
+        recipients.append(_organizer(booking))
+    key = f"reminder:{reminder.pk}:{invitation.ical_uid}:{invitation.sequence}"
+    _queue(booking, Kind.REMINDER, context, recipients, key, bounded=False)
