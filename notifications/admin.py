@@ -1,9 +1,12 @@
 """Back office for e-mail: the outbox with each message's attempts (read-only), the reminders due,
 and each event type's mail settings."""
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 
 from notifications.models import EmailAttempt, EmailMessage, EventTypeNotifications, Reminder
+from notifications.services import clean_reminders, event_type_mail_settings_set
 
 
 class EmailAttemptInline(admin.TabularInline):
@@ -46,7 +49,25 @@ class ReminderAdmin(admin.ModelAdmin):
         return False
 
 
+class EventTypeNotificationsForm(forms.ModelForm):
+    class Meta:
+        model = EventTypeNotifications
+        fields = ("event_type", "emails_enabled", "reminders")
+
+    def clean_reminders(self):
+        try:
+            return clean_reminders(self.cleaned_data["reminders"] or [])
+        except ValidationError as error:
+            raise ValidationError(error.messages) from error
+
+
 @admin.register(EventTypeNotifications)
 class EventTypeNotificationsAdmin(admin.ModelAdmin):
+    form = EventTypeNotificationsForm
     list_display = ("event_type", "emails_enabled", "reminders")
     raw_id_fields = ("event_type",)
+
+    def save_model(self, request, obj, form, change):
+        event_type_mail_settings_set(
+            event_type=obj.event_type, emails_enabled=obj.emails_enabled, reminders=obj.reminders
+        )
