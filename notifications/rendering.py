@@ -1,6 +1,6 @@
 """A queued message as a MIME e-mail: subject, text and HTML parts from the templates
-`notifications/email.txt` and `notifications/email.html` (a project template of the same name
-overrides them), in the recipient's language and time zone, with the invitation attached.
+`notifications/templates/notifications/email.txt` and `email.html` beside it (a project template
+of the same name overrides them), in the recipient's language and time zone, with the invitation attached.
 
 Everything a booker typed (names, title, answers, reason) reaches the HTML part through the
 template engine's autoescaping only, and a header only with its line breaks folded to spaces, so
