@@ -62,7 +62,7 @@ def booking_changed(trigger: str, booking, *, previous=None, attendees=None) -> 
     mail_settings = _event_type_settings(booking)
     if mail_settings is not None and not mail_settings.emails_enabled:
         return
-    handler(booking, previous=previous, attendees=_attendees(booking, attendees), mail_settings=mail_settings)
+    handler(booking, previous=previous, attendees=attendees, mail_settings=mail_settings)
 
 
 def booking_paid(booking) -> None:
@@ -95,7 +95,8 @@ def series_booked(bookings: list, attendees: list[list], recurring_event: dict |
     context = _context(first, attendees[0], invitation, REQUEST)
     context["occurrences"] = [_occurrence(b) for b in bookings]
     context["recurrence"] = recurring_event
-    _queue(first, kind, context, _everyone(first, attendees[0]), f"series:{series_uid}:{kind}")
+    key = f"series:{series_uid}:{kind}"
+    _queue(first, kind, context, _everyone(first, attendees[0]), key, deduplicate=True)
     for booking in bookings:
         if booking.status == ACCEPTED:
             _plan_reminders(booking, mail_settings)
@@ -126,10 +127,11 @@ def series_cancelled(cancelled: list, reason: str = "") -> None:
 
 
 def _on_created(booking, *, previous, attendees, mail_settings) -> None:
-    existing = Invitation.objects.filter(booking_id=booking.pk).first()
-    if existing is not None:
-        # A request the host accepted.
-        invitation = _bump(booking, existing)
+    if attendees is None:
+        # A request the host accepted: the booking service passes the attendees it has just written
+        # when it creates a booking, none when it confirms one.
+        attendees = _attendees(booking, None)
+        invitation = _bump(booking)
         context = _context(booking, attendees, invitation, REQUEST)
         key = _change_key(invitation, "confirmed")
         _queue(booking, Kind.CONFIRMED, context, _attendee_side(attendees), key)
@@ -138,6 +140,7 @@ def _on_created(booking, *, previous, attendees, mail_settings) -> None:
         return
     invitation = _new_invitation(booking, previous)
     _plan_reminders(booking, mail_settings)
+    attendees = _attendees(booking, attendees)
     event_type = getattr(booking, "event_type", None)
     if event_type is not None and event_type.price > 0 and previous is None:
         return  # confirmed once paid (`booking_paid`)
@@ -146,6 +149,7 @@ def _on_created(booking, *, previous, attendees, mail_settings) -> None:
 
 
 def _on_requested(booking, *, previous, attendees, mail_settings) -> None:
+    attendees = _attendees(booking, attendees)
     invitation = _new_invitation(booking, previous)
     if previous is not None:
         Reminder.objects.filter(booking_id=previous.pk, sent_at__isnull=True).delete()
@@ -154,6 +158,7 @@ def _on_requested(booking, *, previous, attendees, mail_settings) -> None:
 
 
 def _on_rescheduled(booking, *, previous, attendees, mail_settings) -> None:
+    attendees = _attendees(booking, attendees)
     if previous is not None and previous.pk != booking.pk:
         invitation = _new_invitation(booking, previous)
         Reminder.objects.filter(booking_id=previous.pk, sent_at__isnull=True).delete()
@@ -167,6 +172,7 @@ def _on_rescheduled(booking, *, previous, attendees, mail_settings) -> None:
 
 
 def _on_cancelled(booking, *, previous, attendees, mail_settings) -> None:
+    attendees = _attendees(booking, attendees)
     invitation = _bump(booking)
     Reminder.objects.filter(booking_id=booking.pk, sent_at__isnull=True).delete()
     context = _context(booking, attendees, invitation, CANCEL)
@@ -174,6 +180,7 @@ def _on_cancelled(booking, *, previous, attendees, mail_settings) -> None:
 
 
 def _on_rejected(booking, *, previous, attendees, mail_settings) -> None:
+    attendees = _attendees(booking, attendees)
     invitation = _bump(booking)
     context = _context(booking, attendees, invitation, CANCEL)
     _queue(booking, Kind.REJECTED, context, _attendee_side(attendees), _change_key(invitation, "rejected"))
@@ -193,37 +200,47 @@ _HANDLERS = {
 
 def _new_invitation(booking, previous) -> Invitation:
     """A new booking's calendar event: a reschedule's keeps its predecessor's UID (one event in the
-    attendee's calendar, moved) with the next SEQUENCE; a series' occurrence has the series' UID."""
-    domain = mail_domain()
-    recurrence_id = None
+    attendee's calendar, moved) with the next SEQUENCE; a series' occurrence has the series' UID.
+    A plain new booking's is its own uid and `ical_sequence`, and is stored only once it changes."""
     if previous is not None:
-        before = Invitation.objects.filter(booking_id=previous.pk).first()
-        uid = before.ical_uid if before is not None else f"{previous.uid}@{domain}"
-        sequence = max(booking.ical_sequence, before.sequence + 1 if before is not None else 0)
-        recurrence_id = before.recurrence_id if before is not None else None
+        before = _invitation_of(previous)
+        invitation = Invitation(
+            booking_id=booking.pk,
+            ical_uid=before.ical_uid,
+            sequence=max(booking.ical_sequence, before.sequence + 1),
+            recurrence_id=before.recurrence_id,
+        )
     elif booking.recurring_event_id:
-        uid, sequence, recurrence_id = f"{booking.recurring_event_id}@{domain}", 0, booking.start_time
+        invitation = Invitation(
+            booking_id=booking.pk,
+            ical_uid=f"{booking.recurring_event_id}@{mail_domain()}",
+            sequence=booking.ical_sequence,
+            recurrence_id=booking.start_time,
+        )
     else:
-        uid, sequence = f"{booking.uid}@{domain}", booking.ical_sequence
-    return Invitation.objects.create(
-        booking_id=booking.pk, ical_uid=uid, sequence=sequence, recurrence_id=recurrence_id
-    )
+        return _default_invitation(booking)
+    invitation.save(force_insert=True)
+    return invitation
+
+
+def _default_invitation(booking) -> Invitation:
+    return Invitation(booking_id=booking.pk, ical_uid=f"{booking.uid}@{mail_domain()}", sequence=booking.ical_sequence)
 
 
 def _invitation_of(booking) -> Invitation:
-    invitation = Invitation.objects.filter(booking_id=booking.pk).first()
-    if invitation is None:  # a booking made before mails were sent
-        invitation = Invitation.objects.create(
-            booking_id=booking.pk, ical_uid=f"{booking.uid}@{mail_domain()}", sequence=booking.ical_sequence
-        )
-    return invitation
+    """The booking's stored calendar identity, or (unsaved) the one it was born with."""
+    return Invitation.objects.filter(booking_id=booking.pk).first() or _default_invitation(booking)
 
 
 def _bump(booking, invitation: Invitation | None = None) -> Invitation:
     """The next SEQUENCE of the booking's event (the booking row is locked by the change)."""
     invitation = invitation or _invitation_of(booking)
+    stored = invitation._state.adding is False
     invitation.sequence = max(invitation.sequence + 1, booking.ical_sequence)
-    invitation.save(update_fields=["sequence"])
+    if stored:
+        invitation.save(update_fields=["sequence"])
+    else:
+        invitation.save(force_insert=True)
     return invitation
 
 
@@ -315,8 +332,18 @@ def message_id_for(change_key: str, recipient: str) -> str:
 
 
 def _queue(
-    booking, kind: str, context: dict, recipients: list[Recipient], change_key: str, *, bounded: bool = True
+    booking,
+    kind: str,
+    context: dict,
+    recipients: list[Recipient],
+    change_key: str,
+    *,
+    bounded: bool = True,
+    deduplicate: bool = False,
 ) -> list[int]:
+    """Write the messages of one change and send them after commit. `deduplicate`: the change may
+    have been queued already (a series booked one occurrence per request), so rows whose
+    Message-ID exists are skipped instead of failing the booking."""
     if not recipients:
         return []
     if bounded:
@@ -338,13 +365,16 @@ def _queue(
         )
         for recipient in _unique(recipients)
     ]
-    created = EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
-    # With ignore_conflicts PostgreSQL returns no ids: read back the rows still pending.
-    ids = list(
-        EmailMessage.objects.filter(
-            message_id__in=[row.message_id for row in created], status=EmailStatus.PENDING, attempts=0
-        ).values_list("pk", flat=True)
-    )
+    if deduplicate:
+        EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
+        # With ignore_conflicts PostgreSQL returns no ids: read back the rows still unsent.
+        ids = list(
+            EmailMessage.objects.filter(
+                message_id__in=[row.message_id for row in rows], status=EmailStatus.PENDING, attempts=0
+            ).values_list("pk", flat=True)
+        )
+    else:
+        ids = [row.pk for row in EmailMessage.objects.bulk_create(rows)]
     if ids:
         transaction.on_commit(lambda: enqueue_send(ids))
     return ids
