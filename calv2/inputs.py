@@ -199,8 +199,16 @@ MINUTES_PER_DAY = 1440
 MINUTES_PER_YEAR = 525_600
 
 
+class EmailSettingsInput(V2Input):
+    """Cal.com's `EmailSettings_2024_06_14`: turn off the standard e-mails to one side."""
+
+    disable_emails_to_attendees = serializers.BooleanField(required=False)
+    disable_emails_to_hosts = serializers.BooleanField(required=False)
+
+
 class EventTypeCreateInput(V2Input):
-    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
+    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has, and this
+    service's `reminders` (docs/notifications.md)."""
 
     length_in_minutes = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY)
     title = serializers.CharField(max_length=200)
@@ -215,6 +223,9 @@ class EventTypeCreateInput(V2Input):
     before_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
+    email_settings = EmailSettingsInput(required=False)
+    # Checked whole by the service (`notifications.services.clean_reminders`).
+    reminders = serializers.ListField(child=serializers.JSONField(), required=False, max_length=5)
 
     def validate_currency(self, value):
         return value.lower()

@@ -9,6 +9,9 @@ Cal.com's answers are.
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from django.core.exceptions import ObjectDoesNotExist
+
+from notifications.services import mail_settings_output
 from scheduling.models import Availability
 
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
@@ -165,6 +168,13 @@ def booking_2024_08_13(booking) -> dict:
 # --- event types ------------------------------------------------------------------------------
 
 
+def _mail_settings_of(event_type):
+    try:
+        return event_type.notification_settings
+    except ObjectDoesNotExist:
+        return None
+
+
 def event_type_2024_06_14(event_type) -> dict:
     """Cal.com's `EventTypeOutput_2024_06_14`, with the settings this service has; the ones it has
     not (locations, booking fields, seats, recurrence) have Cal.com's empty values."""
@@ -196,6 +206,7 @@ def event_type_2024_06_14(event_type) -> dict:
         "hidden": event_type.hidden,
         "requiresConfirmation": event_type.requires_confirmation,
         "bookingRequiresAuthentication": False,
+        **mail_settings_output(_mail_settings_of(event_type)),
     }
     if event_type.team_id is not None:
         body["teamId"] = event_type.team_id

@@ -52,7 +52,7 @@ class ReminderAdmin(admin.ModelAdmin):
 class EventTypeNotificationsForm(forms.ModelForm):
     class Meta:
         model = EventTypeNotifications
-        fields = ("event_type", "emails_enabled", "reminders")
+        fields = ("event_type", "disable_emails_to_attendees", "disable_emails_to_hosts", "reminders")
 
     def clean_reminders(self):
         try:
@@ -64,10 +64,13 @@ class EventTypeNotificationsForm(forms.ModelForm):
 @admin.register(EventTypeNotifications)
 class EventTypeNotificationsAdmin(admin.ModelAdmin):
     form = EventTypeNotificationsForm
-    list_display = ("event_type", "emails_enabled", "reminders")
+    list_display = ("event_type", "disable_emails_to_attendees", "disable_emails_to_hosts", "reminders")
     raw_id_fields = ("event_type",)
 
     def save_model(self, request, obj, form, change):
         event_type_mail_settings_set(
-            event_type=obj.event_type, emails_enabled=obj.emails_enabled, reminders=obj.reminders
+            event_type=obj.event_type,
+            disable_emails_to_attendees=obj.disable_emails_to_attendees,
+            disable_emails_to_hosts=obj.disable_emails_to_hosts,
+            reminders=obj.reminders,
         )

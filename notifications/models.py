@@ -100,12 +100,15 @@ class ReminderTarget(models.TextChoices):
 
 class EventTypeNotifications(models.Model):
     """An event type's mail settings; an event type without a row sends every message and no
-    reminders. `reminders`: [{"minutesBefore": 60, "to": "attendee" | "organizer" | "both"}]."""
+    reminders. The switches are Cal.com v2's `emailSettings` (`disableEmailsToAttendees`,
+    `disableEmailsToHosts`); `reminders`: [{"minutesBefore": 60, "to": "attendee" | "organizer" |
+    "both"}], this service's own."""
 
     event_type = models.OneToOneField(
         "scheduling.EventType", on_delete=models.CASCADE, primary_key=True, related_name="notification_settings"
     )
-    emails_enabled = models.BooleanField(default=True)
+    disable_emails_to_attendees = models.BooleanField(default=False)
+    disable_emails_to_hosts = models.BooleanField(default=False)
     reminders = models.JSONField(default=list, blank=True)
 
     class Meta:

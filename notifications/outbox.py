@@ -60,22 +60,19 @@ def booking_changed(trigger: str, booking, *, previous=None, attendees=None) -> 
     if handler is None or not notification_setting("ENABLED"):
         return
     mail_settings = _event_type_settings(booking)
-    if mail_settings is not None and not mail_settings.emails_enabled:
-        return
     handler(booking, previous=previous, attendees=attendees, mail_settings=mail_settings)
 
 
 def booking_paid(booking) -> None:
     """A paid booking's confirmations, held back at booking time, once the money has arrived."""
+    if not notification_setting("ENABLED") or booking.status != ACCEPTED:
+        return
     mail_settings = _event_type_settings(booking)
-    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
-        return
-    if booking.status != ACCEPTED:
-        return
     invitation = _invitation_of(booking)
     attendees = _attendees(booking, None)
     context = _context(booking, attendees, invitation, REQUEST)
-    _queue(booking, Kind.SCHEDULED, context, _everyone(booking, attendees), _change_key(invitation, "paid"))
+    recipients = _everyone(booking, attendees, mail_settings)
+    _queue(booking, Kind.SCHEDULED, context, recipients, _change_key(invitation, "paid"))
 
 
 def series_booked(bookings: list, attendees: list[list], recurring_event: dict | None) -> None:
@@ -83,9 +80,9 @@ def series_booked(bookings: list, attendees: list[list], recurring_event: dict |
     invitation for the series (a recurring event). Occurrences booked one request at a time (each
     naming the series) send it with the first one only: the message id is the series'."""
     first = bookings[0]
-    mail_settings = _event_type_settings(first)
-    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
+    if not notification_setting("ENABLED"):
         return
+    mail_settings = _event_type_settings(first)
     series_uid = f"{first.recurring_event_id}@{mail_domain()}"
     Invitation.objects.bulk_create(
         [Invitation(booking_id=b.pk, ical_uid=series_uid, sequence=0, recurrence_id=b.start_time) for b in bookings]
@@ -96,7 +93,7 @@ def series_booked(bookings: list, attendees: list[list], recurring_event: dict |
     context["occurrences"] = [_occurrence(b) for b in bookings]
     context["recurrence"] = recurring_event
     key = f"series:{series_uid}:{kind}"
-    _queue(first, kind, context, _everyone(first, attendees[0]), key, deduplicate=True)
+    _queue(first, kind, context, _everyone(first, attendees[0], mail_settings), key, deduplicate=True)
     for booking in bookings:
         if booking.status == ACCEPTED:
             _plan_reminders(booking, mail_settings)
@@ -109,9 +106,9 @@ def series_cancelled(cancelled: list, reason: str = "") -> None:
     if not first.recurring_event_id:
         booking_changed("BOOKING_CANCELLED", first)
         return
-    mail_settings = _event_type_settings(first)
-    if not notification_setting("ENABLED") or (mail_settings is not None and not mail_settings.emails_enabled):
+    if not notification_setting("ENABLED"):
         return
+    mail_settings = _event_type_settings(first)
     invitations = [_bump(booking) for booking in cancelled]
     Reminder.objects.filter(booking_id__in=[b.pk for b in cancelled], sent_at__isnull=True).delete()
     attendees = _attendees(first, None)
@@ -120,7 +117,8 @@ def series_cancelled(cancelled: list, reason: str = "") -> None:
         {**_occurrence(booking), "sequence": invitation.sequence}
         for booking, invitation in zip(cancelled, invitations, strict=True)
     ]
-    _queue(first, Kind.CANCELLED, context, _everyone(first, attendees), _change_key(invitations[0], "series-cancel"))
+    recipients = _everyone(first, attendees, mail_settings)
+    _queue(first, Kind.CANCELLED, context, recipients, _change_key(invitations[0], "series-cancel"))
 
 
 # --- What each change sends -----------------------------------------------------------------------
@@ -134,8 +132,8 @@ def _on_created(booking, *, previous, attendees, mail_settings) -> None:
         invitation = _bump(booking)
         context = _context(booking, attendees, invitation, REQUEST)
         key = _change_key(invitation, "confirmed")
-        _queue(booking, Kind.CONFIRMED, context, _attendee_side(attendees), key)
-        _queue(booking, Kind.SCHEDULED, context, [_organizer(booking)], key)
+        _queue(booking, Kind.CONFIRMED, context, _attendee_side(attendees, mail_settings), key)
+        _queue(booking, Kind.SCHEDULED, context, _host_side(booking, mail_settings), key)
         _plan_reminders(booking, mail_settings)
         return
     invitation = _new_invitation(booking, previous)
@@ -145,7 +143,13 @@ def _on_created(booking, *, previous, attendees, mail_settings) -> None:
     if event_type is not None and event_type.price > 0 and previous is None:
         return  # confirmed once paid (`booking_paid`)
     context = _context(booking, attendees, invitation, REQUEST)
-    _queue(booking, Kind.SCHEDULED, context, _everyone(booking, attendees), _change_key(invitation, "scheduled"))
+    _queue(
+        booking,
+        Kind.SCHEDULED,
+        context,
+        _everyone(booking, attendees, mail_settings),
+        _change_key(invitation, "scheduled"),
+    )
 
 
 def _on_requested(booking, *, previous, attendees, mail_settings) -> None:
@@ -154,7 +158,13 @@ def _on_requested(booking, *, previous, attendees, mail_settings) -> None:
     if previous is not None:
         Reminder.objects.filter(booking_id=previous.pk, sent_at__isnull=True).delete()
     context = _context(booking, attendees, invitation, REQUEST, previous=previous)
-    _queue(booking, Kind.REQUESTED, context, _everyone(booking, attendees), _change_key(invitation, "requested"))
+    _queue(
+        booking,
+        Kind.REQUESTED,
+        context,
+        _everyone(booking, attendees, mail_settings),
+        _change_key(invitation, "requested"),
+    )
 
 
 def _on_rescheduled(booking, *, previous, attendees, mail_settings) -> None:
@@ -168,7 +178,7 @@ def _on_rescheduled(booking, *, previous, attendees, mail_settings) -> None:
     _plan_reminders(booking, mail_settings)
     context = _context(booking, attendees, invitation, REQUEST, previous=previous)
     key = _change_key(invitation, "rescheduled")
-    _queue(booking, Kind.RESCHEDULED, context, _everyone(booking, attendees), key)
+    _queue(booking, Kind.RESCHEDULED, context, _everyone(booking, attendees, mail_settings), key)
 
 
 def _on_cancelled(booking, *, previous, attendees, mail_settings) -> None:
@@ -176,14 +186,22 @@ def _on_cancelled(booking, *, previous, attendees, mail_settings) -> None:
     invitation = _bump(booking)
     Reminder.objects.filter(booking_id=booking.pk, sent_at__isnull=True).delete()
     context = _context(booking, attendees, invitation, CANCEL)
-    _queue(booking, Kind.CANCELLED, context, _everyone(booking, attendees), _change_key(invitation, "cancelled"))
+    _queue(
+        booking,
+        Kind.CANCELLED,
+        context,
+        _everyone(booking, attendees, mail_settings),
+        _change_key(invitation, "cancelled"),
+    )
 
 
 def _on_rejected(booking, *, previous, attendees, mail_settings) -> None:
     attendees = _attendees(booking, attendees)
     invitation = _bump(booking)
     context = _context(booking, attendees, invitation, CANCEL)
-    _queue(booking, Kind.REJECTED, context, _attendee_side(attendees), _change_key(invitation, "rejected"))
+    _queue(
+        booking, Kind.REJECTED, context, _attendee_side(attendees, mail_settings), _change_key(invitation, "rejected")
+    )
 
 
 _HANDLERS = {
@@ -261,8 +279,10 @@ def _attendees(booking, attendees) -> list:
     return list(attendees) if attendees is not None else list(booking.attendees.all())
 
 
-def _attendee_side(attendees) -> list[Recipient]:
-    if not switches.current().attendee_mail:
+def _attendee_side(attendees, mail_settings) -> list[Recipient]:
+    """The booker and the guests, unless the request said `noEmail` or the event type turned their
+    mail off."""
+    if not switches.current().attendee_mail or (mail_settings and mail_settings.disable_emails_to_attendees):
         return []
     return [
         Recipient(
@@ -287,8 +307,14 @@ def _organizer(booking) -> Recipient:
     )
 
 
-def _everyone(booking, attendees) -> list[Recipient]:
-    return [*_attendee_side(attendees), _organizer(booking)]
+def _host_side(booking, mail_settings) -> list[Recipient]:
+    if mail_settings is not None and mail_settings.disable_emails_to_hosts:
+        return []
+    return [_organizer(booking)]
+
+
+def _everyone(booking, attendees, mail_settings) -> list[Recipient]:
+    return [*_attendee_side(attendees, mail_settings), *_host_side(booking, mail_settings)]
 
 
 def _occurrence(booking) -> dict:
@@ -450,14 +476,15 @@ def _plan_reminders(booking, mail_settings: EventTypeNotifications | None, now: 
 
 def queue_reminder(reminder: Reminder, booking) -> None:
     """The messages of one due reminder (the worker's sweep calls this)."""
+    mail_settings = _event_type_settings(booking)
     attendees = _attendees(booking, None)
     invitation = _invitation_of(booking)
     context = _context(booking, attendees, invitation, REQUEST)
     context["minutesBefore"] = reminder.minutes_before
     recipients = []
     if reminder.to in (ReminderTarget.ATTENDEE, ReminderTarget.BOTH):
-        recipients += _attendee_side(attendees)
+        recipients += _attendee_side(attendees, mail_settings)
     if reminder.to in (ReminderTarget.ORGANIZER, ReminderTarget.BOTH):
-        recipients.append(_organizer(booking))
+        recipients += _host_side(booking, mail_settings)
     key = f"reminder:{reminder.pk}:{invitation.ical_uid}:{invitation.sequence}"
     _queue(booking, Kind.REMINDER, context, recipients, key, bounded=False)

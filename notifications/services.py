@@ -34,11 +34,39 @@ def clean_reminders(reminders) -> list[dict]:
 
 
 @transaction.atomic
-def event_type_mail_settings_set(*, event_type, emails_enabled: bool = True, reminders=()) -> EventTypeNotifications:
-    """Whether the event type's bookings send e-mail at all, and its reminders. Bookings already
-    made keep the reminders they were given; new bookings and reschedules take the new rules."""
-    settings, _ = EventTypeNotifications.objects.update_or_create(
-        event_type_id=event_type.pk,
-        defaults={"emails_enabled": emails_enabled, "reminders": clean_reminders(list(reminders))},
-    )
+def event_type_mail_settings_set(
+    *,
+    event_type,
+    disable_emails_to_attendees: bool | None = None,
+    disable_emails_to_hosts: bool | None = None,
+    reminders=None,
+) -> EventTypeNotifications:
+    """Change what the event type's bookings send (a value left None stays as it is): Cal.com v2's
+    `emailSettings` switches, for integrations that mail attendees or hosts themselves, and the
+    reminders. Bookings already made keep the reminders they were given; new bookings and
+    reschedules take the new rules."""
+    settings, _ = EventTypeNotifications.objects.get_or_create(event_type_id=event_type.pk)
+    if disable_emails_to_attendees is not None:
+        settings.disable_emails_to_attendees = disable_emails_to_attendees
+    if disable_emails_to_hosts is not None:
+        settings.disable_emails_to_hosts = disable_emails_to_hosts
+    if reminders is not None:
+        settings.reminders = clean_reminders(list(reminders))
+    settings.save()
     return settings
+
+
+def event_type_mail_settings(event_type) -> dict:
+    """The settings as the API shows them (an event type without a row has the defaults)."""
+    settings = EventTypeNotifications.objects.filter(event_type_id=event_type.pk).first()
+    return mail_settings_output(settings)
+
+
+def mail_settings_output(settings: EventTypeNotifications | None) -> dict:
+    return {
+        "emailSettings": {
+            "disableEmailsToAttendees": bool(settings and settings.disable_emails_to_attendees),
+            "disableEmailsToHosts": bool(settings and settings.disable_emails_to_hosts),
+        },
+        "reminders": list(settings.reminders) if settings is not None else [],
+    }

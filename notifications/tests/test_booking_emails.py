@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from notifications.models import EmailMessage, EmailStatus, EventTypeNotifications
+from notifications.models import EmailMessage, EmailStatus
+from notifications.services import event_type_mail_settings_set
 from payments.models import Payment
 from payments.services import payment_mark_paid
 from scheduling.models import Booking
@@ -175,14 +176,20 @@ def test_a_paid_booking_is_confirmed_once_paid(
     assert len(smtp_server.to(ATTENDEE)) == 1 and len(smtp_server.to(ORGANIZER)) == 1
 
 
-def test_no_email_spares_the_attendee_side_and_an_event_type_can_turn_mail_off(
+def test_no_email_spares_the_attendee_side_and_an_event_type_can_turn_either_side_off(
     api_client, key, event_type, organizer, smtp_server, django_capture_on_commit_callbacks
 ):
     book(api_client, key, event_type, berlin(10), django_capture_on_commit_callbacks, noEmail=True)
     assert [each.rcpt_tos for each in smtp_server.received] == [[ORGANIZER]]
 
-    quiet = EventTypeFactory(owner=organizer, length=30)
-    EventTypeNotifications.objects.create(event_type=quiet, emails_enabled=False)
-    book(api_client, key, quiet, berlin(15), django_capture_on_commit_callbacks)
-    assert len(smtp_server.received) == 1
-    assert Booking.objects.count() == 2
+    no_attendees = EventTypeFactory(owner=organizer, length=30)
+    event_type_mail_settings_set(event_type=no_attendees, disable_emails_to_attendees=True)
+    book(api_client, key, no_attendees, berlin(15), django_capture_on_commit_callbacks)
+    assert [each.rcpt_tos for each in smtp_server.received] == [[ORGANIZER], [ORGANIZER]]
+
+    no_hosts = EventTypeFactory(owner=organizer, length=30)
+    event_type_mail_settings_set(event_type=no_hosts, disable_emails_to_hosts=True)
+    book(api_client, key, no_hosts, berlin(16), django_capture_on_commit_callbacks)
+    assert sorted(smtp_server.received[-1].rcpt_tos + smtp_server.received[-2].rcpt_tos) == [GUEST, ATTENDEE]
+    assert len(smtp_server.received) == 4
+    assert Booking.objects.count() == 3
