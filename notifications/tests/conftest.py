@@ -12,6 +12,8 @@ from aiosmtpd.smtp import SMTP
 from celery import current_app
 from icalendar import Calendar
 
+from notifications.tests.calendar_rules import assert_clients_accept
+
 
 @dataclass
 class Received:
@@ -29,10 +31,13 @@ class Received:
         return self.part("text/html").get_content()
 
     def calendar(self) -> Calendar:
-        return Calendar.from_ical(self.part("text/calendar").get_content())
+        """The invitation of the message, checked as calendar clients check it."""
+        raw = self.part("text/calendar").get_payload(decode=True)
+        assert self.part("text/calendar").get_param("method") == str(Calendar.from_ical(raw)["METHOD"])
+        return assert_clients_accept(raw)
 
     def attachment(self) -> Calendar:
-        return Calendar.from_ical(self.part("application/ics").get_payload(decode=True))
+        return assert_clients_accept(self.part("application/ics").get_payload(decode=True))
 
 
 class SmtpServer:

@@ -125,6 +125,8 @@ def test_reschedule_and_cancel_update_the_same_calendar_event(
     assert events[2]["STATUS"] == "CANCELLED"
     assert "Plans changed" in mails[2].text() and "Plans changed" in smtp_server.to(ORGANIZER)[-1].html()
     assert len(smtp_server.to(ORGANIZER)) == 3 and len(smtp_server.to(GUEST)) == 3
+    for mail in smtp_server.received:  # every invitation passes the clients' checks, in both places
+        assert mail.calendar().to_ical() == mail.attachment().to_ical()
 
 
 def test_a_request_then_its_confirmation(api_client, key, organizer, smtp_server, django_capture_on_commit_callbacks):
