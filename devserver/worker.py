@@ -1,9 +1,9 @@
 """The Celery app as `make run`'s worker and beat load it (`celery -A devserver.worker ...`): the
 project's app, plus two things for a console a person reads.
 
-- The worker's "received" / "succeeded" INFO lines of the periodic webhook sweep are left out: the
-  sweep runs every few seconds, and those lines would push the demo credentials off the screen. The
-  sweeper logs on its own when it finds work, and failures are still logged.
+- The worker's "received" / "succeeded" INFO lines of the periodic webhook and e-mail sweeps are left
+  out: they run every few seconds, and those lines would push the demo credentials off the screen. The
+  sweepers log on their own when they find work, and failures are still logged.
 - When RUNDEV_READY_DIR is set, the worker and beat each drop a file there once they are up, so
   that `rundev` prints its banner after them rather than in the middle of their start-up output.
 """
@@ -16,7 +16,7 @@ from celery import signals
 
 from config.celery import app
 
-QUIET_TASKS = frozenset({"webhooks.sweep"})
+QUIET_TASKS = frozenset({"webhooks.sweep", "notifications.sweep"})
 
 
 class QuietPeriodicTasks(logging.Filter):

@@ -131,9 +131,10 @@ def _on_created(booking, *, previous, attendees, mail_settings) -> None:
         attendees = _attendees(booking, None)
         invitation = _bump(booking)
         context = _context(booking, attendees, invitation, REQUEST)
-        key = _change_key(invitation, "confirmed")
-        _queue(booking, Kind.CONFIRMED, context, _attendee_side(attendees, mail_settings), key)
-        _queue(booking, Kind.SCHEDULED, context, _host_side(booking, mail_settings), key)
+        key, deduplicate = _series_decision(booking, context, invitation, "confirmed")
+        attendee_side, host_side = _attendee_side(attendees, mail_settings), _host_side(booking, mail_settings)
+        _queue(booking, Kind.CONFIRMED, context, attendee_side, key, deduplicate=deduplicate)
+        _queue(booking, Kind.SCHEDULED, context, host_side, key, deduplicate=deduplicate)
         _plan_reminders(booking, mail_settings)
         return
     invitation = _new_invitation(booking, previous)
@@ -199,9 +200,27 @@ def _on_rejected(booking, *, previous, attendees, mail_settings) -> None:
     attendees = _attendees(booking, attendees)
     invitation = _bump(booking)
     context = _context(booking, attendees, invitation, CANCEL)
-    _queue(
-        booking, Kind.REJECTED, context, _attendee_side(attendees, mail_settings), _change_key(invitation, "rejected")
+    key, deduplicate = _series_decision(booking, context, invitation, "rejected")
+    recipients = _attendee_side(attendees, mail_settings)
+    _queue(booking, Kind.REJECTED, context, recipients, key, deduplicate=deduplicate)
+
+
+def _series_decision(booking, context: dict, invitation: Invitation, change: str) -> tuple[str, bool]:
+    """A series' request is decided for all its occurrences at once, one booking after the other:
+    the first one's message speaks for the series (its occurrences, the recurrence) and the others'
+    find it already queued. A booking of no series: its own message."""
+    if not booking.recurring_event_id:
+        return _change_key(invitation, change), False
+    series = list(
+        type(booking)
+        .objects.filter(recurring_event_id=booking.recurring_event_id, organizer_id=booking.organizer_id)
+        .exclude(status__in=("CANCELLED",) if change == "rejected" else ("CANCELLED", "REJECTED"))
+        .order_by("start_time")
     )
+    context["occurrences"] = [{**_occurrence(each), "sequence": invitation.sequence} for each in series]
+    event_type = getattr(booking, "event_type", None)
+    context["recurrence"] = event_type.recurring_event if event_type is not None else None
+    return f"series-{change}:{invitation.ical_uid}:{invitation.sequence}", True
 
 
 _HANDLERS = {

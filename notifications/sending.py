@@ -136,10 +136,13 @@ def queue_due_reminders(now: datetime) -> int:
 def sweep(now: datetime | None = None) -> int:
     """Beat's pass: reminders due, then the messages whose (re)try is due. Returns messages sent."""
     now = now or timezone.now()
-    queue_due_reminders(now)
+    reminders = queue_due_reminders(now)
     due = list(
         EmailMessage.objects.filter(status=EmailStatus.PENDING, next_attempt_at__lte=now)
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[: notification_setting("SWEEP_BATCH_SIZE")]
     )
-    return send_messages(due, now=now) if due else 0
+    sent = send_messages(due, now=now) if due else 0
+    if reminders or due:
+        logger.info("E-mail sweep: %s reminders due, %s messages due, %s sent", reminders, len(due), sent)
+    return sent

@@ -11,7 +11,7 @@ from dateutil.rrule import rrulestr
 from accounts.tests.factories import UserFactory
 from notifications.models import EmailMessage
 from scheduling.models import Availability
-from scheduling.services.recurring import booking_cancel_series, booking_series_create
+from scheduling.services.recurring import booking_cancel_series, booking_decide_series, booking_series_create
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_tasks")]
@@ -76,3 +76,35 @@ def test_a_series_is_one_message_with_a_recurring_invitation_placed_right_across
     assert all(each["SEQUENCE"] == 1 and each["STATUS"] == "CANCELLED" for each in events)
     assert EmailMessage.objects.count() == 4
     assert date(2027, 3, 28) in {b.start_time.date() for b in bookings}
+
+
+def test_a_series_request_and_its_decision_are_one_message_each(
+    event_type, smtp_server, django_capture_on_commit_callbacks
+):
+    event_type.requires_confirmation = True
+    event_type.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        bookings = booking_series_create(
+            event_type=event_type,
+            start=datetime(2027, 3, 14, 9, tzinfo=BERLIN),
+            count=3,
+            now=NOW,
+            attendee_name="Grace",
+            attendee_email="grace@example.org",
+            attendee_time_zone="UTC",
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        booking_decide_series(
+            booking=bookings[0],
+            actor=event_type.owner,
+            confirmed=True,
+            recurring_event_id=bookings[0].recurring_event_id,
+        )
+    subjects = [str(mail.message["Subject"]).strip().split(":")[0] for mail in smtp_server.to("grace@example.org")]
+    assert subjects == ["Request submitted", "Confirmed"]
+    confirmed = smtp_server.to("grace@example.org")[1].calendar()
+    event = next(iter(confirmed.walk("VEVENT")))
+    assert event["STATUS"] == "CONFIRMED" and event["SEQUENCE"] == 1
+    occurrences = list(rrulestr(event["RRULE"].to_ical().decode(), dtstart=event.decoded("DTSTART")))
+    assert [occurrence.astimezone(BERLIN) for occurrence in occurrences] == [b.start_time for b in bookings]
+    assert len(smtp_server.to("ada@example.org")) == 2
