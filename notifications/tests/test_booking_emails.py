@@ -13,6 +13,7 @@ from notifications.services import event_type_mail_settings_set
 from payments.models import Payment
 from payments.services import payment_mark_paid
 from scheduling.models import Booking
+from scheduling.services.bookings import booking_mark_absent
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import bearer
 
@@ -195,3 +196,38 @@ def test_no_email_spares_the_attendee_side_and_an_event_type_can_turn_either_sid
     assert sorted(smtp_server.received[-1].rcpt_tos + smtp_server.received[-2].rcpt_tos) == [GUEST, ATTENDEE]
     assert len(smtp_server.received) == 4
     assert Booking.objects.count() == 3
+
+
+def test_no_email_in_a_v2_body_of_v1_shape_spares_the_attendee_too(
+    api_client, key, event_type, smtp_server, django_capture_on_commit_callbacks
+):
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": berlin(11).isoformat(),
+        "responses": {"name": "Grace Hopper", "email": ATTENDEE},
+        "timeZone": "Europe/London",
+        "metadata": {},
+        "noEmail": True,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post(
+            "/v2/bookings", body, format="json", HTTP_CAL_API_VERSION="2024-04-15", **bearer(key)
+        )
+    assert response.status_code in (200, 201), response.json()
+    assert [each.rcpt_tos for each in smtp_server.received] == [[ORGANIZER]]
+
+
+def test_marking_a_no_show_sends_nothing(api_client, key, event_type, smtp_server, django_capture_on_commit_callbacks):
+    booking = book(api_client, key, event_type, berlin(10), django_capture_on_commit_callbacks)
+    before = EmailMessage.objects.count()
+    row = Booking.objects.get(pk=booking["id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        booking_mark_absent(
+            booking=row,
+            actor=row.organizer,
+            host=False,
+            attendees=[(ATTENDEE, True)],
+            now=row.start_time + timedelta(minutes=5),
+        )
+    assert EmailMessage.objects.count() == before
+    assert len(smtp_server.received) == 3
