@@ -375,6 +375,8 @@ NOTIFICATIONS = {
     "MAX_PER_API_KEY_PER_HOUR": env.int("NOTIFICATIONS_MAX_PER_API_KEY_PER_HOUR", default=2000),
     "SWEEP_INTERVAL_SECONDS": 10,
     "DOMAIN": env.str("NOTIFICATIONS_DOMAIN", default=""),
+    "RETENTION_SECONDS": env.int("NOTIFICATIONS_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())),
+    "PURGE_INTERVAL_SECONDS": 600,
 }
 
 # --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------
@@ -406,6 +408,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notifications.sweep",
         "schedule": float(NOTIFICATIONS["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(NOTIFICATIONS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
+    "notifications-purge": {
+        "task": "notifications.purge_messages",
+        "schedule": float(NOTIFICATIONS["PURGE_INTERVAL_SECONDS"]),
+        "options": {"expires": float(NOTIFICATIONS["PURGE_INTERVAL_SECONDS"])},
     },
     "idempotency-purge": {
         "task": "core.purge_idempotency_records",

@@ -19,6 +19,11 @@ DEFAULTS = {
     # the booking is a 429. 0 turns the bound off.
     "MAX_PER_ORGANIZER_PER_HOUR": 2000,
     "MAX_PER_API_KEY_PER_HOUR": 2000,
+    # Sent and failed messages (with their attempts) and sent reminders are deleted this long after
+    # they were written, PURGE_BATCH_SIZE per transaction, every PURGE_INTERVAL_SECONDS (beat).
+    "RETENTION_SECONDS": 30 * 24 * 3600,
+    "PURGE_BATCH_SIZE": 1000,
+    "PURGE_INTERVAL_SECONDS": 600,
     # The host name in Message-IDs and invitation UIDs; empty: the domain of DEFAULT_FROM_EMAIL.
     "DOMAIN": "",
 }

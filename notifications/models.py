@@ -72,6 +72,8 @@ class EmailMessage(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="email_pending_due"),
+            # The retention purge: finished messages, oldest first.
+            models.Index(fields=["created_at"], condition=~Q(status="pending"), name="email_finished_created"),
         ]
 
     def __str__(self):

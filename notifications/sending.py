@@ -146,3 +146,29 @@ def sweep(now: datetime | None = None) -> int:
     if reminders or due:
         logger.info("E-mail sweep: %s reminders due, %s messages due, %s sent", reminders, len(due), sent)
     return sent
+
+
+def purge_finished(now: datetime | None = None) -> int:
+    """Delete sent and failed messages (their attempts with them) and sent reminders older than
+    RETENTION_SECONDS, in short transactions of PURGE_BATCH_SIZE that skip rows in use. Pending
+    messages are never deleted. Returns how many messages went."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=notification_setting("RETENTION_SECONDS"))
+    batch = notification_setting("PURGE_BATCH_SIZE")
+    deleted = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                EmailMessage.objects.select_for_update(skip_locked=True)
+                .exclude(status=EmailStatus.PENDING)
+                .filter(created_at__lt=cutoff)
+                .order_by("created_at")
+                .values_list("pk", flat=True)[:batch]
+            )
+            EmailAttempt.objects.filter(message_id__in=ids).delete()
+            EmailMessage.objects.filter(pk__in=ids).delete()
+        deleted += len(ids)
+        if len(ids) < batch:
+            break
+    Reminder.objects.filter(sent_at__lt=cutoff).delete()
+    return deleted

@@ -1,9 +1,10 @@
-"""Celery tasks: the first attempt of a change's messages (enqueued after commit) and beat's sweep."""
+"""Celery tasks: the first attempt of a change's messages (enqueued after commit), beat's sweep and
+the retention purge."""
 
 from celery import shared_task
 from django.db import close_old_connections
 
-from notifications.sending import send_messages, sweep
+from notifications.sending import purge_finished, send_messages, sweep
 
 
 @shared_task(name="notifications.send", ignore_result=True)
@@ -16,3 +17,9 @@ def send_notifications(message_ids: list[int]) -> None:
 def sweep_notifications() -> None:
     close_old_connections()
     sweep()
+
+
+@shared_task(name="notifications.purge_messages", ignore_result=True)
+def purge_messages() -> int:
+    close_old_connections()
+    return purge_finished()
