@@ -136,3 +136,10 @@ def test_reminders_survive_as_rows_and_a_sweep_after_a_restart_still_sends_them(
         sweep(now=start - timedelta(minutes=1))
     assert sorted(reminders_sent(smtp_server)) == ["ada@example.org", "grace@example.org", "grace@example.org"]
     assert datetime.now(UTC) < start
+
+
+def test_beat_sweeps_often_enough_for_reminders_within_a_minute(settings):
+    sweep_entry = settings.CELERY_BEAT_SCHEDULE["notifications-sweep"]
+    assert sweep_entry["task"] == "notifications.sweep"
+    assert sweep_entry["schedule"] <= 30
+    assert settings.CELERY_BEAT_SCHEDULE["notifications-purge"]["task"] == "notifications.purge_messages"
