@@ -96,7 +96,11 @@ def invitation(context: dict) -> tuple[str, bytes]:
             sequence=ical["sequence"],
             recurrence_id=None,
         )
-        rule = {"FREQ": FREQUENCIES.get(recurrence.get("freq"), "WEEKLY"), "COUNT": len(occurrences)}
+        # The series' count: occurrences booked one request at a time are announced with the first.
+        rule = {
+            "FREQ": FREQUENCIES.get(recurrence.get("freq"), "WEEKLY"),
+            "COUNT": recurrence.get("count") or len(occurrences),
+        }
         if recurrence.get("interval", 1) != 1:
             rule["INTERVAL"] = recurrence["interval"]
         event.add("rrule", vRecur(rule))

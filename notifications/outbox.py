@@ -100,7 +100,7 @@ def series_booked(bookings: list, attendees: list[list], recurring_event: dict |
             _plan_reminders(booking, mail_settings)
 
 
-def series_cancelled(cancelled: list, reason: str = "") -> None:
+def series_cancelled(cancelled: list) -> None:
     """One cancellation for the occurrences of a series cancelled together (a booking of no series:
     its own cancellation)."""
     first = cancelled[0]
@@ -115,7 +115,12 @@ def series_cancelled(cancelled: list, reason: str = "") -> None:
     attendees = _attendees(first, None)
     context = _context(first, attendees, invitations[0], CANCEL)
     context["occurrences"] = [
-        {**_occurrence(booking), "sequence": invitation.sequence}
+        {
+            **_occurrence(booking),
+            "sequence": invitation.sequence,
+            # The occurrence as the series first placed it, even if it was moved since.
+            "recurrenceId": iso_utc(invitation.recurrence_id) if invitation.recurrence_id else None,
+        }
         for booking, invitation in zip(cancelled, invitations, strict=True)
     ]
     recipients = _everyone(first, attendees, mail_settings)
@@ -220,7 +225,8 @@ def _series_decision(booking, context: dict, invitation: Invitation, change: str
     )
     context["occurrences"] = [{**_occurrence(each), "sequence": invitation.sequence} for each in series]
     event_type = getattr(booking, "event_type", None)
-    context["recurrence"] = event_type.recurring_event if event_type is not None else None
+    recurrence = event_type.recurring_event if event_type is not None else None
+    context["recurrence"] = {**recurrence, "count": len(series)} if recurrence else None
     return f"series-{change}:{invitation.ical_uid}:{invitation.sequence}", True
 
 

@@ -2,7 +2,7 @@
 occurrences a calendar client expands to the booked times across a DST change; a series cancelled
 together is one cancellation addressing each occurrence."""
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -11,7 +11,12 @@ from dateutil.rrule import rrulestr
 from accounts.tests.factories import UserFactory
 from notifications.models import EmailMessage
 from scheduling.models import Availability
-from scheduling.services.recurring import booking_cancel_series, booking_decide_series, booking_series_create
+from scheduling.services.recurring import (
+    booking_cancel_series,
+    booking_decide_series,
+    booking_occurrence_create,
+    booking_series_create,
+)
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_tasks")]
@@ -108,3 +113,27 @@ def test_a_series_request_and_its_decision_are_one_message_each(
     occurrences = list(rrulestr(event["RRULE"].to_ical().decode(), dtstart=event.decoded("DTSTART")))
     assert [occurrence.astimezone(BERLIN) for occurrence in occurrences] == [b.start_time for b in bookings]
     assert len(smtp_server.to("ada@example.org")) == 2
+
+
+def test_a_series_booked_one_occurrence_per_request_is_announced_once(
+    event_type, smtp_server, django_capture_on_commit_callbacks
+):
+    dates = [datetime(2027, 3, 14, 9, tzinfo=BERLIN) + timedelta(weeks=week) for week in range(3)]
+    for index, start in enumerate(dates):
+        with django_capture_on_commit_callbacks(execute=True):
+            booking_occurrence_create(
+                event_type=event_type,
+                start=start,
+                recurring_event_id="series-one-by-one",
+                all_recurring_dates=dates,
+                current_recurring_index=index,
+                now=NOW,
+                attendee_name="Grace",
+                attendee_email="grace@example.org",
+                attendee_time_zone="UTC",
+            )
+    mails = smtp_server.to("grace@example.org")
+    assert len(mails) == 1
+    event = next(iter(mails[0].calendar().walk("VEVENT")))
+    occurrences = list(rrulestr(event["RRULE"].to_ical().decode(), dtstart=event.decoded("DTSTART")))
+    assert [occurrence.astimezone(BERLIN) for occurrence in occurrences] == dates
