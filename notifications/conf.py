@@ -15,6 +15,8 @@ DEFAULTS = {
     "SWEEP_INTERVAL_SECONDS": 10,
     "SWEEP_BATCH_SIZE": 200,
     "SMTP_TIMEOUT_SECONDS": 10.0,
+    # After the server was found away, a worker process leaves new messages to the sweep this long.
+    "PAUSE_AFTER_OUTAGE_SECONDS": 30,
     # Messages to attendees one organizer's bookings may queue per hour (and one API key's); past it,
     # the booking is a 429. 0 turns the bound off.
     "MAX_PER_ORGANIZER_PER_HOUR": 2000,

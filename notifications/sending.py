@@ -10,6 +10,7 @@ Message-ID, which receiving systems use to drop the copy (SMTP gives no stronger
 
 import logging
 import smtplib
+import time
 from datetime import datetime, timedelta
 
 from django.core.mail import BadHeaderError, get_connection
@@ -28,6 +29,13 @@ ACCEPTED = "ACCEPTED"
 
 class _ServerAway(Exception):
     """The SMTP server cannot be reached: the rest of the batch waits for the next sweep."""
+
+
+# When this process last found the SMTP server away, first attempts wait (time.monotonic()) until
+# this: the messages stay pending for the sweep, which tries once per pass, so that an outage (a
+# server that times out rather than refuses) costs the worker's pool one timeout per pass instead
+# of one per booking, and webhook deliveries on the same pool are not held up.
+_away_until = 0.0
 
 
 def _permanent(error: Exception) -> bool:
@@ -97,6 +105,9 @@ def _send_one(message_id: int, connection, *, first_only: bool, now: datetime | 
 def send_messages(message_ids: list[int], *, first_only: bool = False, now: datetime | None = None) -> int:
     """Send the messages over one SMTP connection; returns how many were sent. When the server is
     away the rest wait (their retry time, or the sweep)."""
+    global _away_until
+    if first_only and time.monotonic() < _away_until:
+        return 0
     connection = get_connection(timeout=notification_setting("SMTP_TIMEOUT_SECONDS"))
     sent = 0
     try:
@@ -106,8 +117,10 @@ def send_messages(message_ids: list[int], *, first_only: bool = False, now: date
     try:
         for message_id in message_ids:
             sent += _send_one(message_id, connection, first_only=first_only, now=now)
+        if sent:
+            _away_until = 0.0  # the server is back: new messages go at once again
     except _ServerAway:
-        pass
+        _away_until = time.monotonic() + notification_setting("PAUSE_AFTER_OUTAGE_SECONDS")
     finally:
         connection.close()
     return sent

@@ -101,6 +101,12 @@ def smtp_server(settings):
     server.close()
 
 
+@pytest.fixture(autouse=True)
+def _server_not_away(monkeypatch):
+    """Each test starts with this process's SMTP outage pause over (notifications.sending)."""
+    monkeypatch.setattr("notifications.sending._away_until", 0.0)
+
+
 @pytest.fixture
 def eager_tasks(monkeypatch):
     """The tasks enqueued after commit run in this process, as a worker would run them (inside the
