@@ -245,8 +245,16 @@ class RecurrenceInput(V2Input):
         return {"freq": frequency, "interval": attrs["interval"], "count": attrs["occurrences"]}
 
 
+class EmailSettingsInput(V2Input):
+    """Cal.com's `EmailSettings_2024_06_14`: turn off the standard e-mails to one side."""
+
+    disable_emails_to_attendees = serializers.BooleanField(required=False)
+    disable_emails_to_hosts = serializers.BooleanField(required=False)
+
+
 class EventTypeCreateInput(V2Input):
-    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has."""
+    """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has, and this
+    service's `reminders` (docs/notifications.md)."""
 
     length_in_minutes = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY)
     title = serializers.CharField(max_length=200)
@@ -262,6 +270,9 @@ class EventTypeCreateInput(V2Input):
     after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
     recurrence = RecurrenceInput(allow_null=True, required=False)
+    email_settings = EmailSettingsInput(required=False)
+    # Checked whole by the service (`notifications.services.clean_reminders`).
+    reminders = serializers.ListField(child=serializers.JSONField(), required=False, max_length=5)
 
     def validate_currency(self, value):
         return value.lower()

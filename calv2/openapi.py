@@ -158,6 +158,26 @@ ME = _object(
         "organizationId": NULLABLE_INTEGER,
     }
 )
+EMAIL_SETTINGS = {
+    "type": "object",
+    "description": "Cal.com's emailSettings: turn off the standard e-mails (confirmations, reminders, "
+    "cancellations) to the attendees or to the hosts of this event type's bookings.",
+    "properties": {"disableEmailsToAttendees": BOOLEAN, "disableEmailsToHosts": BOOLEAN},
+}
+REMINDERS = {
+    "type": "array",
+    "description": "This service's extension: e-mail reminders, each so many minutes before the start, "
+    "to the attendee, the organizer or both (docs/notifications.md).",
+    "maxItems": 5,
+    "items": {
+        "type": "object",
+        "required": ["minutesBefore"],
+        "properties": {
+            "minutesBefore": {"type": "integer", "minimum": 1, "maximum": 10080},
+            "to": {"type": "string", "enum": ["attendee", "organizer", "both"], "default": "attendee"},
+        },
+    },
+}
 EVENT_TYPE = _object(
     {
         "id": INTEGER,
@@ -197,6 +217,8 @@ EVENT_TYPE = _object(
         "hidden": BOOLEAN,
         "requiresConfirmation": BOOLEAN,
         "bookingRequiresAuthentication": BOOLEAN,
+        "emailSettings": EMAIL_SETTINGS,
+        "reminders": REMINDERS,
     },
     [
         "id",
@@ -226,6 +248,8 @@ EVENT_TYPE = _object(
         "hidden",
         "requiresConfirmation",
         "bookingRequiresAuthentication",
+        "emailSettings",
+        "reminders",
     ],
 )
 LEGACY_EVENT_TYPE = _object(
@@ -476,6 +500,8 @@ EVENT_TYPE_CREATE = {
                 "disabled": BOOLEAN,
             },
         },
+        "emailSettings": EMAIL_SETTINGS,
+        "reminders": REMINDERS,
     },
 }
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}

@@ -9,6 +9,9 @@ Cal.com's answers are.
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from django.core.exceptions import ObjectDoesNotExist
+
+from notifications.services import mail_settings_output
 from scheduling.models import Availability
 from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
 
@@ -182,6 +185,13 @@ def recurrence_2024_06_14(recurring_event: dict | None) -> dict | None:
     }
 
 
+def _mail_settings_of(event_type):
+    try:
+        return event_type.notification_settings
+    except ObjectDoesNotExist:
+        return None
+
+
 def event_type_2024_06_14(event_type) -> dict:
     """Cal.com's `EventTypeOutput_2024_06_14`, with the settings this service has; the ones it has
     not (locations, booking fields, seats) have Cal.com's empty values."""
@@ -213,6 +223,7 @@ def event_type_2024_06_14(event_type) -> dict:
         "hidden": event_type.hidden,
         "requiresConfirmation": event_type.requires_confirmation,
         "bookingRequiresAuthentication": False,
+        **mail_settings_output(_mail_settings_of(event_type)),
     }
     if event_type.team_id is not None:
         body["teamId"] = event_type.team_id

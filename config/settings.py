@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "scheduling",
     "payments",
     "webhooks",
+    "notifications",
     "calv2",
     "demo",
     "devserver",
@@ -355,6 +356,30 @@ WEBHOOKS = {
     "PURGE_INTERVAL_SECONDS": env.int("WEBHOOK_PURGE_INTERVAL_SECONDS", default=600),
 }
 
+# --- E-mail (notifications; docs/notifications.md) -----------------------------------------------
+
+# EMAIL_URL: smtp://user:password@host:587 (STARTTLS), smtps://user:password@host:465 (TLS from the
+# first byte), smtp+tls:// (STARTTLS on any port); consolemail:// prints each message to the
+# worker's output (the default with DEBUG on, so `make run` shows them).
+_email = env.email_url("EMAIL_URL", default="consolemail://" if DEBUG else "smtp://localhost:25")
+if _email["EMAIL_BACKEND"].endswith("smtp.EmailBackend"):
+    _email["EMAIL_USE_SSL"] = _email.get("EMAIL_USE_SSL", False) or _email["EMAIL_PORT"] == 465
+    _email["EMAIL_USE_TLS"] = not _email["EMAIL_USE_SSL"] and (
+        _email.get("EMAIL_USE_TLS", False) or _email["EMAIL_PORT"] == 587
+    )
+vars().update(_email)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Scheduling <no-reply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+NOTIFICATIONS = {
+    "ENABLED": env.bool("NOTIFICATIONS_ENABLED", default=True),
+    "MAX_PER_ORGANIZER_PER_HOUR": env.int("NOTIFICATIONS_MAX_PER_ORGANIZER_PER_HOUR", default=2000),
+    "MAX_PER_API_KEY_PER_HOUR": env.int("NOTIFICATIONS_MAX_PER_API_KEY_PER_HOUR", default=2000),
+    "SWEEP_INTERVAL_SECONDS": 10,
+    "DOMAIN": env.str("NOTIFICATIONS_DOMAIN", default=""),
+    "RETENTION_SECONDS": env.int("NOTIFICATIONS_RETENTION_SECONDS", default=int(timedelta(days=30).total_seconds())),
+    "PURGE_INTERVAL_SECONDS": 600,
+}
+
 # --- Idempotency-Key (core.idempotency; docs/api.md, "Retrying writes safely") -------------------
 
 IDEMPOTENCY = {
@@ -379,6 +404,16 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.purge_deliveries",
         "schedule": float(WEBHOOKS["PURGE_INTERVAL_SECONDS"]),
         "options": {"expires": float(WEBHOOKS["PURGE_INTERVAL_SECONDS"])},
+    },
+    "notifications-sweep": {
+        "task": "notifications.sweep",
+        "schedule": float(NOTIFICATIONS["SWEEP_INTERVAL_SECONDS"]),
+        "options": {"expires": float(NOTIFICATIONS["SWEEP_INTERVAL_SECONDS"]) * 2},
+    },
+    "notifications-purge": {
+        "task": "notifications.purge_messages",
+        "schedule": float(NOTIFICATIONS["PURGE_INTERVAL_SECONDS"]),
+        "options": {"expires": float(NOTIFICATIONS["PURGE_INTERVAL_SECONDS"])},
     },
     "idempotency-purge": {
         "task": "core.purge_idempotency_records",

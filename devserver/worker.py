@@ -1,9 +1,9 @@
 """The Celery app as `make run`'s worker and beat load it (`celery -A devserver.worker ...`): the
 project's app, plus two things for a console a person reads.
 
-- The worker's "received" / "succeeded" INFO lines of the periodic webhook sweep are left out: the
-  sweep runs every few seconds, and those lines would push the demo credentials off the screen. The
-  sweeper logs on its own when it finds work, and failures are still logged.
+- The worker's "received" / "succeeded" INFO lines of the periodic webhook and e-mail sweeps are left
+  out: they run every few seconds, and those lines would push the demo credentials off the screen. The
+  sweepers log on their own when they find work, and failures are still logged.
 - Celery's "running the worker with superuser privileges" warning is left out: `make run` in a
   container usually runs as root, the broker is this machine's own folders (or the operator's
   Redis), and the app accepts JSON messages only (with pickle, Celery refuses root outright rather
@@ -22,7 +22,7 @@ from celery.exceptions import SecurityWarning
 
 from config.celery import app
 
-QUIET_TASKS = frozenset({"webhooks.sweep"})
+QUIET_TASKS = frozenset({"webhooks.sweep", "notifications.sweep"})
 
 
 class QuietPeriodicTasks(logging.Filter):

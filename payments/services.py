@@ -8,6 +8,7 @@ refunded" actions call these, and so will any payment-app integration, so that t
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from notifications.outbox import booking_paid
 from payments.models import Payment
 from webhooks.models import WebhookTrigger
 from webhooks.outbox import emit_event
@@ -42,6 +43,7 @@ def _emit_booking_paid(payment: Payment) -> None:
         user=booking.organizer,
         event_type=booking.event_type,
     )
+    booking_paid(booking)  # the confirmations held back until now (notifications)
 
 
 @transaction.atomic

@@ -19,6 +19,7 @@ from accounts.tests.factories import (
     TeamFactory,
     UserFactory,
 )
+from notifications.tests.factories import EmailMessageFactory, EventTypeNotificationsFactory, ReminderFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory, ScheduleFactory
 from tests.test_admin_site import GrantFactory, IDTokenFactory, OAuthCodeRedemptionFactory, another_app
@@ -69,6 +70,9 @@ ROW_FACTORIES = {
     "payments.Payment": PaymentFactory,
     "webhooks.Webhook": webhook_with_history,
     "webhooks.WebhookDelivery": delivery_with_attempt,
+    "notifications.EmailMessage": EmailMessageFactory,
+    "notifications.Reminder": ReminderFactory,
+    "notifications.EventTypeNotifications": EventTypeNotificationsFactory,
 }
 
 REGISTERED = sorted(model._meta.label for model in admin.site._registry)

@@ -24,6 +24,7 @@ from core.scopes import (
     READ_BOOKING,
     WRITE_BOOKING,
 )
+from notifications.switches import for_request as mail_switches_for
 from scheduling.serializers.bookings import BookingCreateSerializer, BookingSerializer, booking_request_from_v1
 from scheduling.services.booking_requests import BookingRequest, CancelRequest, RescheduleRequest, booking_request
 from scheduling.services.bookings import (
@@ -180,6 +181,10 @@ class BookingsView(V2View):
         return self.success(data)
 
     def post(self, request):
+        with mail_switches_for(request):  # noEmail of a v1-shaped body, and the credential's mail bound
+            return self._create(request)
+
+    def _create(self, request):
         if self.shape == V2024_04_15:
             return self._legacy_create(request)
         data = self.body(inputs.BookingCreateInput)

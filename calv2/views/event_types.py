@@ -1,5 +1,6 @@
 """/v2/event-types and /v2/event-types/{id} over the event type services."""
 
+from django.db import transaction
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 
@@ -17,6 +18,7 @@ from core.scopes import (
     READ_EVENT_TYPE,
     WRITE_EVENT_TYPE,
 )
+from notifications.services import event_type_mail_settings_set
 from scheduling.selectors.event_types import event_type_list, event_types_of_username
 from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
 
@@ -36,8 +38,10 @@ class EventTypesView(V2View):
 
     def post(self, request):
         data = _event_type_fields(self.body(inputs.EventTypeCreateInput))
-        with v2_field_names(V2_FIELD_NAMES):
+        mail = _mail_fields(data)
+        with transaction.atomic(), v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_create(user=request.user, **data)
+            _set_mail(event_type, mail)
         event_type = event_type_list(user=request.user).get(pk=event_type.pk)
         return self.success(shapes.event_type_2024_06_14(event_type), status_code=status.HTTP_201_CREATED)
 
@@ -54,7 +58,24 @@ class EventTypesView(V2View):
             raise ValidationError({"eventSlug": ["Send it with username."]})
         else:
             selection = event_type_list(user=request.user)
-        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in selection.order_by("id")])
+        selection = selection.select_related("notification_settings").order_by("id")
+        return self.success([shapes.event_type_2024_06_14(event_type) for event_type in selection])
+
+
+def _mail_fields(data: dict) -> dict:
+    """`emailSettings` and `reminders`, taken out of the event type's own fields."""
+    return {name: data.pop(name) for name in ("email_settings", "reminders") if name in data}
+
+
+def _set_mail(event_type, mail: dict) -> None:
+    if mail:
+        switches = mail.get("email_settings", {})
+        event_type_mail_settings_set(
+            event_type=event_type,
+            disable_emails_to_attendees=switches.get("disable_emails_to_attendees"),
+            disable_emails_to_hosts=switches.get("disable_emails_to_hosts"),
+            reminders=mail.get("reminders"),
+        )
 
 
 def _event_type_fields(data) -> dict:
@@ -86,8 +107,10 @@ class EventTypeView(V2View):
     def patch(self, request, event_type_id):
         event_type = self.visible(event_type_id)
         data = _event_type_fields(self.body(inputs.EventTypeUpdateInput))
-        with v2_field_names(V2_FIELD_NAMES):
+        mail = _mail_fields(data)
+        with transaction.atomic(), v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_update(event_type=event_type, actor=request.user, **data)
+            _set_mail(event_type, mail)
         return self.success(shapes.event_type_2024_06_14(self.visible(event_type.pk)))
 
     def delete(self, request, event_type_id):

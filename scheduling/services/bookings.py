@@ -19,6 +19,7 @@ from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
 from core.loaded import record_loaded
 from core.models import App
+from notifications.outbox import booking_changed
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
@@ -77,6 +78,7 @@ def _emit(
     if subscribed:
         payload = booking_payload(booking, trigger=trigger, previous=previous, attendees=attendees, payment=payment)
         create_deliveries(webhooks=subscribed, trigger=trigger, payload=payload)
+    booking_changed(trigger, booking, previous=previous, attendees=attendees)  # its e-mails (notifications)
 
 
 def _not_offered(event_type: EventType, start: datetime) -> Conflict:

@@ -24,6 +24,7 @@ from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import Conflict
 from core.loaded import record_loaded
+from notifications.outbox import series_booked, series_cancelled
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
@@ -163,6 +164,7 @@ def _emit_created(bookings: list[Booking], attendees: list[list[Attendee]], recu
             create_deliveries(webhooks=subscribed, trigger=trigger, payload=payload)
         if booking.status == BookingStatus.ACCEPTED:
             create_meeting_triggers(booking=booking, webhooks=webhooks)
+    series_booked(bookings, attendees, recurring_event)  # one e-mail for the series (notifications)
 
 
 def _host_and_zone(event_type: EventType, start: datetime):
@@ -321,6 +323,7 @@ def booking_cancel_series(
         recurring_event = recurrence.as_json() if recurrence is not None and booking.recurring_event_id else None
         payload = booking_payload(booking, trigger=WebhookTrigger.BOOKING_CANCELLED, recurring_event=recurring_event)
         create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.BOOKING_CANCELLED, payload=payload)
+    series_cancelled(cancelled)  # one cancellation e-mail (notifications)
     return cancelled
 
 

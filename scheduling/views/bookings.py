@@ -17,6 +17,7 @@ from core.viewsets import (
     RetrieveResourceMixin,
     UpdateResourceMixin,
 )
+from notifications.switches import for_request as mail_switches_for
 from scheduling.models import BookingStatus
 from scheduling.selectors.bookings import booking_list, payment_summaries
 from scheduling.serializers.bookings import (
@@ -133,7 +134,8 @@ class BookingViewSet(
         # Every way of booking (`booking_request`: one booking, a series, one occurrence of a series)
         # returns the booking as written with its attendees and payments loaded, so it is answered unread: read
         # back it would show the same (scheduling/tests/test_bookings_api.py compares the two).
-        booking = self.perform_create(self.validated_input())
+        with mail_switches_for(request):  # noEmail, and the credential's mail bound
+            booking = self.perform_create(self.validated_input())
         payments = payment_summaries(booking.payments.all())
         body = {
             **self.get_output_serializer(booking).data,

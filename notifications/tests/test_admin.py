@@ -1,0 +1,41 @@
+"""The back office shows the outbox with each message's attempts, read-only, and edits an event
+type's mail settings through the service's rules."""
+
+import pytest
+from django.utils import timezone
+
+from notifications.models import EmailAttempt, EventTypeNotifications
+from notifications.tests.factories import EmailMessageFactory
+from scheduling.tests.factories import EventTypeFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_outbox_lists_messages_and_shows_their_attempts(operator_client):
+    message = EmailMessageFactory(recipient="grace@example.org", attempts=1, attempt_log=False)
+    now = timezone.now()
+    EmailAttempt.objects.create(
+        message=message, started_at=now, finished_at=now, succeeded=False, error="SMTPServerDisconnected: closed"
+    )
+    listed = operator_client.get("/admin/notifications/emailmessage/?status=pending")
+    assert listed.status_code == 200 and b"grace@example.org" in listed.content
+    shown = operator_client.get(f"/admin/notifications/emailmessage/{message.pk}/change/")
+    assert shown.status_code == 200
+    assert b"SMTPServerDisconnected: closed" in shown.content
+    assert operator_client.get("/admin/notifications/emailmessage/add/").status_code == 403
+
+
+def test_mail_settings_in_the_admin_keep_the_reminder_rules(operator_client):
+    event_type = EventTypeFactory()
+    url = "/admin/notifications/eventtypenotifications/add/"
+    refused = operator_client.post(
+        url, {"event_type": event_type.pk, "reminders": '[{"minutesBefore": 0}]'}, follow=False
+    )
+    assert refused.status_code == 200 and not EventTypeNotifications.objects.exists()
+    saved = operator_client.post(
+        url,
+        {"event_type": event_type.pk, "disable_emails_to_hosts": "on", "reminders": '[{"minutesBefore": 30}]'},
+    )
+    assert saved.status_code == 302
+    settings = EventTypeNotifications.objects.get()
+    assert settings.disable_emails_to_hosts and settings.reminders == [{"minutesBefore": 30, "to": "attendee"}]
