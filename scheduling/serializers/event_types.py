@@ -144,7 +144,9 @@ class EventTypeCreateSerializer(ApiSerializer):
     scheduling_type = serializers.ChoiceField(
         choices=SCHEDULING_TYPES, required=False, allow_null=True, help_text="Team event types only."
     )
-    hosts = HostSerializer(many=True, required=False, max_length=500, help_text="Replaces the whole list; team event types only.")
+    hosts = HostSerializer(
+        many=True, required=False, max_length=500, help_text="Replaces the whole list; team event types only."
+    )
     assign_all_team_members = serializers.BooleanField(
         required=False, help_text="Every accepted member of the team, present and future, is a host."
     )

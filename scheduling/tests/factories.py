@@ -69,7 +69,9 @@ class HostFactory(factory.django.DjangoModelFactory):
     event_type = factory.SubFactory(TeamEventTypeFactory)
     user = factory.SubFactory(UserFactory)
     membership = factory.LazyAttribute(
-        lambda host: host.user.memberships.get_or_create(team_id=host.event_type.team_id, defaults={"accepted": True})[0]
+        lambda host: host.user.memberships.get_or_create(team_id=host.event_type.team_id, defaults={"accepted": True})[
+            0
+        ]
     )
 
 
