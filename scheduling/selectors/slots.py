@@ -10,6 +10,8 @@ from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
+from scheduling.selectors.booking_hosts import team_booking_busy
+from scheduling.selectors.hosts import is_team_hosted
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
@@ -62,7 +64,7 @@ def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | 
     return tuple(
         (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
         for booking_start, booking_end, before, after in bookings
-    )
+    ) + team_booking_busy(host.pk, start, end, exclude_booking_id)
 
 
 @functools.cache
@@ -122,6 +124,10 @@ def slot_is_offered(
     *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None
 ) -> bool:
     """Whether `start` is exactly a slot that GET /slots offers (ignoring `exclude_booking_id`)."""
+    if is_team_hosted(event_type):
+        from scheduling.selectors.team_slots import team_slot_hosts  # it builds on this module
+
+        return bool(team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=exclude_booking_id))
     request = slot_request_for(
         event_type=event_type,
         range_start=start,
@@ -176,6 +182,17 @@ def available_slots(
     the event type's count) is free: the availability and bookings are then loaded once, as far
     ahead as the last occurrence of a series starting in the range can fall. `exclude_booking_id`: a
     booking being rescheduled, whose own time counts as free (as the reschedule itself counts it)."""
+    if is_team_hosted(event_type):
+        from scheduling.selectors.team_slots import team_available_slots  # it builds on this module
+
+        return team_available_slots(
+            event_type=event_type,
+            range_start=range_start,
+            range_end=range_end,
+            time_zone=time_zone,
+            now=now,
+            exclude_booking_id=exclude_booking_id,
+        )
     recurrence, count = _recurrence_and_count(event_type, recurring_count)
     is_series = recurrence is not None and count > 1
     load_until = range_end
