@@ -6,11 +6,12 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db.models import Q
+
 from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
-from scheduling.selectors.booking_hosts import team_booking_busy
 from scheduling.selectors.hosts import is_team_hosted
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
@@ -64,27 +65,29 @@ def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | 
     return tuple(
         (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
         for booking_start, booking_end, before, after in bookings
-    ) + team_booking_busy(host.pk, start, end, exclude_booking_id)
+    )
 
 
 @functools.cache
 def _busy_query(*, excluding: bool) -> CompiledValues:
     """`_busy`'s bookings (with their event types' buffers), compiled once per process, as
-    `_rules_query`; one variant leaves one booking out (a reschedule's own)."""
+    `_rules_query`; one variant leaves one booking out (a reschedule's own). The host's own bookings
+    and, in the same statement, the team bookings they attend beside another organizer
+    (`BookingHost`)."""
     moment = Booking._meta.get_field("start_time")
-    bookings = Booking.objects.filter(
-        organizer_id=Parameter("host_id", User._meta.pk),
+    host_id = Parameter("host_id", User._meta.pk)
+    near = Q(
         status__in=BLOCKING_STATUSES,
         start_time__lt=Parameter("end", moment),
         end_time__gt=Parameter("start", moment),
     )
+    own = Booking.objects.filter(near, organizer_id=host_id).order_by()
+    attended = Booking.objects.filter(near, team_hosts__user_id=host_id).order_by()
     if excluding:
-        bookings = bookings.exclude(pk=Parameter("excluded", Booking._meta.pk))
-    return CompiledValues(
-        bookings.values_list(
-            "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
-        )
-    )
+        own = own.exclude(pk=Parameter("excluded", Booking._meta.pk))
+        attended = attended.exclude(pk=Parameter("excluded", Booking._meta.pk))
+    columns = ("start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer")
+    return CompiledValues(own.values_list(*columns).union(attended.values_list(*columns), all=True))
 
 
 def slot_request_for(

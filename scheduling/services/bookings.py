@@ -23,7 +23,8 @@ from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
-from scheduling.selectors.slots import event_type_host, slot_is_offered
+from scheduling.selectors.slots import slot_is_offered
+from scheduling.services.assignment import booking_host, booking_team_hosts_add
 from webhooks.models import Webhook, WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers, schedule_meeting_triggers
@@ -125,6 +126,7 @@ def _book(
         previous.save(update_fields=["status", "rescheduled", "updated_at"])
         cancel_meeting_triggers(booking=previous)
     _save_without_overlap(booking)
+    booking_team_hosts_add(booking=booking)
     for attendee in attendees:
         attendee.booking_id = booking.pk  # the key, not the object: the booking will hold its attendees
     Attendee.objects.bulk_create(attendees)
@@ -210,7 +212,7 @@ def booking_create(
         if previous.event_type_id != event_type.pk:
             detail = f"Booking {previous.uid} is of event type {previous.event_type_id}, not {event_type.pk}."
             raise ValidationError({"eventTypeId": detail})
-    host = event_type_host(event_type)
+    host = booking_host(event_type=event_type, start=start, now=now, previous=previous)
     if host is None:
         raise _not_offered(event_type, start)
     if previous is not None:
@@ -274,7 +276,7 @@ def booking_reschedule_as_new(
     event_type = previous.event_type
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="end")
     new_booking = Booking(
-        organizer=previous.organizer,
+        organizer=booking_host(event_type=event_type, start=start, now=now, previous=previous) or previous.organizer,
         event_type=event_type,
         title=previous.title,
         description=previous.description,
