@@ -28,19 +28,19 @@ class AvailabilityQuery(QueryParameters):
     event_type_id = Integer(minimum=1, description="Accepted for Cal.com v1 clients; changes nothing.")
 
 
-class RangeSerializer(serializers.Serializer):
+class AvailabilityRangeSerializer(serializers.Serializer):
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
 
 
-class WorkingHoursSerializer(serializers.Serializer):
+class AvailabilityWorkingHoursSerializer(serializers.Serializer):
     days = serializers.ListField(child=serializers.IntegerField(), help_text="0 = Sunday … 6 = Saturday.")
     startTime = serializers.IntegerField(help_text="Minutes after midnight, wall clock in `timeZone`.")
     endTime = serializers.IntegerField(help_text="Minutes after midnight (1440: the end of the day).")
     userId = serializers.IntegerField()
 
 
-class DateOverrideSerializer(serializers.Serializer):
+class AvailabilityDateOverrideSerializer(serializers.Serializer):
     date = serializers.DateField()
     startTime = serializers.IntegerField(help_text="Minutes after midnight; 0 and 0: unavailable that day.")
     endTime = serializers.IntegerField()
@@ -48,18 +48,20 @@ class DateOverrideSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(many=False)  # one object, although `list` is the action (as GET /slots)
-class AvailabilitySerializer(serializers.Serializer):
-    busy = RangeSerializer(many=True, help_text="Busy periods (bookings widened by their buffers), merged.")
+class UserAvailabilitySerializer(serializers.Serializer):
+    busy = AvailabilityRangeSerializer(many=True, help_text="Busy periods (bookings widened by their buffers), merged.")
     timeZone = serializers.CharField(help_text="The zone of the working hours: the default schedule's.")
-    dateRanges = RangeSerializer(many=True, help_text="Free time: the schedule's windows without busy time.")
-    workingHours = WorkingHoursSerializer(many=True)
-    dateOverrides = DateOverrideSerializer(many=True)
+    dateRanges = AvailabilityRangeSerializer(
+        many=True, help_text="Free time: the schedule's windows without busy time."
+    )
+    workingHours = AvailabilityWorkingHoursSerializer(many=True)
+    dateOverrides = AvailabilityDateOverrideSerializer(many=True)
     currentSeats = serializers.IntegerField(allow_null=True, help_text="Always null (no seated events).")
 
 
 class MemberAvailabilitySerializer(serializers.Serializer):
     userId = serializers.IntegerField()
-    availability = AvailabilitySerializer()
+    availability = UserAvailabilitySerializer()
 
 
 def _range(query) -> tuple:
@@ -92,7 +94,7 @@ class AvailabilityViewSet(ResourceViewSet):
     @extend_schema(
         responses=PolymorphicProxySerializer(
             component_name="AvailabilityAnswer",
-            serializers=[AvailabilitySerializer, MemberAvailabilitySerializer(many=True)],
+            serializers=[UserAvailabilitySerializer, MemberAvailabilitySerializer(many=True)],
             resource_type_field_name=None,
             many=False,
         ),
@@ -127,7 +129,7 @@ class UserAvailabilityViewSet(ResourceViewSet):
     list_filters = UserRangeQuery
     filters_by_user = False
 
-    @extend_schema(responses=AvailabilitySerializer)
+    @extend_schema(responses=UserAvailabilitySerializer)
     def list(self, request, *args, **kwargs):
         user_id = integer_lookup(kwargs["user_id"])
         start, end = _range(self.list_filters.parse(request))
