@@ -11,6 +11,7 @@ import functools
 from django.conf import settings
 from django.http import JsonResponse
 
+from calv2 import team_openapi
 from calv2.versions import KNOWN
 from calv2.wire import EXCEPTIONS
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -268,7 +269,7 @@ EVENT_TYPE_GROUPS = _object(
         "profiles": {"type": "array", "items": PROFILE},
     }
 )
-SLOT = _object({"start": STRING, "end": STRING}, ["start"])
+SLOT = _object({"start": STRING, "end": STRING, "hosts": {"type": "array", "items": team_openapi.SLOT_HOST}}, ["start"])
 SLOTS = {"type": "object", "additionalProperties": {"type": "array", "items": SLOT}}
 ERROR = _object(
     {
@@ -653,6 +654,7 @@ def build() -> dict:
         _query("duration", {"type": "integer"}, "Must be the event type's length."),
         _query("format", {"type": "string", "enum": ["time", "range"]}),
         _query("bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."),
+        team_openapi.INCLUDE_HOSTS,
     ]
     paths = {
         "/v2/me": {
@@ -852,6 +854,16 @@ def build() -> dict:
                 "Free slots by day",
                 {"200": _answer(_success(_ref("Slots")))},
                 parameters=slot_parameters,
+                errors=(404,),
+            )
+        },
+        "/v2/slots/why-not": {
+            "get": _operation(
+                "slotsWhyNot",
+                "Slots",
+                "Why a start is not bookable, host by host (this service's extension)",
+                {"200": _answer(_success(team_openapi.WHY_NOT))},
+                parameters=team_openapi.why_not_parameters(_query),
                 errors=(404,),
             )
         },

@@ -5,6 +5,7 @@ from scheduling.views.availability import AvailabilityViewSet, UserAvailabilityV
 from scheduling.views.bookings import BookingViewSet
 from scheduling.views.event_types import EventTypeViewSet
 from scheduling.views.slots import SlotViewSet
+from scheduling.views.why_not import WhyNotViewSet
 
 router = ResourceRouter()
 router.register("event-types", EventTypeViewSet, basename="event-type")
@@ -13,6 +14,7 @@ router.register("bookings", BookingViewSet, basename="booking")
 router.register("availability", AvailabilityViewSet, basename="availability")
 
 urlpatterns = [
+    path("slots/why-not", WhyNotViewSet.as_view({"get": "list"}), name="slot-why-not"),
     *router.urls,
     path(
         "users/<str:user_id>/availability",

@@ -4,9 +4,9 @@ else counts as busy there), handed to the pure `scheduling.team_slots` functions
 
 from datetime import datetime, timedelta
 
-from scheduling.models import EventType
-from scheduling.selectors.hosts import TeamHost, team_hosts
-from scheduling.selectors.slots import _busy, _rules
+from scheduling.models import EventType, Schedule
+from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
+from scheduling.selectors.slots import _busy, _rules, available_slots, event_type_host
 from scheduling.slots import SlotRequest, available_windows, group_by_day
 from scheduling.team_slots import HostTimes, SlotRules, team_slots
 
@@ -17,12 +17,18 @@ def _margin(event_type: EventType) -> timedelta:
 
 
 def host_times(
-    *, host: TeamHost, rules: SlotRules, margin: timedelta, exclude_booking_id: int | None = None
+    *,
+    host: TeamHost,
+    rules: SlotRules,
+    margin: timedelta,
+    exclude_booking_id: int | None = None,
+    schedule: Schedule | None = None,
 ) -> HostTimes:
-    """One host's availability windows and busy periods around the rules' range. A host without a
-    default schedule is never available."""
+    """One host's availability windows and busy periods around the rules' range, from `schedule`
+    or else their default one. A host without a schedule is never available."""
     user = host.user
-    schedule = user.default_schedule if user.default_schedule_id is not None else None
+    if schedule is None and user.default_schedule_id is not None:
+        schedule = user.default_schedule
     first, last = rules.range_start - margin, rules.range_end + margin
     busy = _busy(user, first, last, exclude_booking_id)
     if schedule is None:
@@ -113,3 +119,49 @@ def team_available_slots(
         exclude_booking_id=exclude_booking_id,
     )
     return group_by_day(free, time_zone)
+
+
+def _person(user) -> dict:
+    return {"id": user.pk, "name": user.name, "username": user.username, "timeZone": user.time_zone}
+
+
+def slots_with_hosts(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    time_zone: str,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+) -> dict[str, list[dict]]:
+    """GET /slots with, on each slot, `hosts`: who is free then. For a round-robin event type, the
+    round-robin hosts one of whom would be assigned (fixed hosts attend every slot); for a
+    collective one, every host; for a personal event type, its owner."""
+    if not is_team_hosted(event_type):
+        grouped = available_slots(
+            event_type=event_type,
+            range_start=range_start,
+            range_end=range_end,
+            time_zone=time_zone,
+            now=now,
+            exclude_booking_id=exclude_booking_id,
+        )
+        host = event_type_host(event_type)
+        return {day: [{**slot, "hosts": [_person(host)]} for slot in slots] for day, slots in grouped.items()}
+    hosts = team_hosts(event_type)
+    people = {host.user.pk: _person(host.user) for host in hosts}
+    free = team_free_hosts(
+        event_type=event_type,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+        hosts=hosts,
+    )
+    grouped = group_by_day(free, time_zone)
+    # `group_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
+    free_hosts = iter(free.values())
+    return {
+        day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]
+        for day, slots in grouped.items()
+    }
