@@ -867,6 +867,16 @@ def build() -> dict:
                 errors=(404,),
             )
         },
+        **team_openapi.team_event_type_paths(
+            operation=_operation,
+            answer=_answer,
+            success=_success,
+            path=_path,
+            ref=_ref,
+            create=EVENT_TYPE_CREATE,
+            update=EVENT_TYPE_UPDATE,
+        ),
+        **team_openapi.reassign_paths(operation=_operation, answer=_answer, success=_success, path=_path),
     }
     return {
         "openapi": "3.0.3",
@@ -895,6 +905,7 @@ def build() -> dict:
                 "OffsetPagination": OFFSET_PAGINATION,
                 "CursorPagination": CURSOR_PAGINATION,
                 "EventType_2024_06_14": EVENT_TYPE,
+                "TeamEventType_2024_06_14": team_openapi.team_event_type_schema(EVENT_TYPE),
                 "EventType_2024_04_15": LEGACY_EVENT_TYPE,
                 "EventTypeGroups_2024_04_15": EVENT_TYPE_GROUPS,
                 "Slots": SLOTS,

@@ -62,3 +62,167 @@ def why_not_parameters(query) -> list:
         query("start", {"type": "string"}, "The start to explain (ISO 8601).", required=True),
         query("timeZone", {"type": "string"}, "The zone of `start` when it has no offset (default UTC)."),
     ]
+
+
+TEAM_HOST_INPUT = {
+    "type": "object",
+    "properties": {
+        "userId": {"type": "integer", "minimum": 1},
+        "mandatory": {"type": "boolean", "description": "Round robin: attends every booking (a fixed host)."},
+        "priority": {"type": "string", "enum": ["lowest", "low", "medium", "high", "highest"]},
+        "weight": {"type": "integer", "minimum": 0},
+    },
+    "required": ["userId"],
+}
+TEAM_HOST = {
+    "type": "object",
+    "properties": {
+        "userId": {"type": "integer"},
+        "name": {"type": "string"},
+        "username": {"type": "string"},
+        "avatarUrl": {"type": "string", "nullable": True},
+        "mandatory": {"type": "boolean"},
+        "priority": {"type": "string", "enum": ["lowest", "low", "medium", "high", "highest"]},
+        "weight": {"type": "integer"},
+    },
+    "required": ["userId", "name", "username", "avatarUrl", "mandatory", "priority", "weight"],
+    "additionalProperties": False,
+}
+TEAM_FIELDS = {
+    "teamId": {"type": "integer"},
+    "schedulingType": {"type": "string", "enum": ["ROUND_ROBIN", "COLLECTIVE"], "nullable": True},
+    "hosts": {"type": "array", "items": TEAM_HOST},
+    "assignAllTeamMembers": {"type": "boolean"},
+}
+HOST_INPUT_FIELDS = {
+    "schedulingType": {"type": "string", "enum": ["collective", "roundRobin"]},
+    "hosts": {"type": "array", "items": TEAM_HOST_INPUT, "maxItems": 500, "description": "Replaces the list."},
+    "assignAllTeamMembers": {"type": "boolean", "description": "Every accepted member, present and future."},
+}
+
+
+def team_event_type_schema(event_type: dict) -> dict:
+    """The team event type: the event type's schema with the team fields."""
+    return {
+        **event_type,
+        "properties": {**event_type["properties"], **TEAM_FIELDS},
+        "required": list(dict.fromkeys([*event_type.get("required", []), *TEAM_FIELDS])),
+    }
+
+
+def team_event_type_paths(*, operation, answer, success, path, ref, create: dict, update: dict) -> dict:
+    """/v2/teams/{teamId}/event-types and …/{eventTypeId}; `operation`, `answer`, `success`,
+    `path` and `ref` are the document's own builders, `create`/`update` its event type bodies."""
+    team_id = path("teamId", {"type": "integer"})
+    event_type_id = path("eventTypeId", {"type": "integer"})
+    one = answer(success(ref("TeamEventType_2024_06_14")))
+    create_body = {
+        **create,
+        "properties": {**create["properties"], **HOST_INPUT_FIELDS},
+        "required": list(dict.fromkeys([*create.get("required", []), "schedulingType"])),
+    }
+    update_body = {**update, "properties": {**update["properties"], **HOST_INPUT_FIELDS}}
+    deleted = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "lengthInMinutes": {"type": "integer"},
+            "title": {"type": "string"},
+            "slug": {"type": "string"},
+        },
+    }
+    return {
+        "/v2/teams/{teamId}/event-types": {
+            "get": operation(
+                "teamEventTypesList",
+                "Teams",
+                "A team's event types with their hosts",
+                {"200": answer(success({"type": "array", "items": ref("TeamEventType_2024_06_14")}))},
+                parameters=[team_id],
+            ),
+            "post": operation(
+                "teamEventTypesCreate",
+                "Teams",
+                "Create a team event type (collective or round robin)",
+                {"201": one},
+                parameters=[team_id],
+                body=create_body,
+                errors=(409,),
+            ),
+        },
+        "/v2/teams/{teamId}/event-types/{eventTypeId}": {
+            "get": operation(
+                "teamEventTypesGet",
+                "Teams",
+                "A team event type",
+                {"200": one},
+                parameters=[team_id, event_type_id],
+                errors=(404,),
+            ),
+            "patch": operation(
+                "teamEventTypesUpdate",
+                "Teams",
+                "Change a team event type or its hosts",
+                {"200": one},
+                parameters=[team_id, event_type_id],
+                body=update_body,
+                errors=(404, 409),
+            ),
+            "delete": operation(
+                "teamEventTypesDelete",
+                "Teams",
+                "Delete a team event type",
+                {"200": answer(success(deleted))},
+                parameters=[team_id, event_type_id],
+                errors=(404,),
+            ),
+        },
+    }
+
+
+REASSIGNED = {
+    "type": "object",
+    "properties": {
+        "bookingUid": {"type": "string"},
+        "reassignedTo": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "email": {"type": "string"}},
+            "required": ["id", "name", "email"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["bookingUid", "reassignedTo"],
+    "additionalProperties": False,
+}
+REASSIGN_BODY = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
+
+
+def reassign_paths(*, operation, answer, success, path) -> dict:
+    """POST /v2/bookings/{bookingUid}/reassign and …/reassign/{userId} (round-robin bookings)."""
+    booking_uid = path("bookingUid", {"type": "string"})
+    user_id = path("userId", {"type": "integer"})
+    ok = {"200": answer(success(REASSIGNED))}
+    return {
+        "/v2/bookings/{bookingUid}/reassign": {
+            "post": operation(
+                "bookingsReassign",
+                "Bookings",
+                "Give a round-robin booking to the next free host",
+                ok,
+                parameters=[booking_uid],
+                body=REASSIGN_BODY,
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/reassign/{userId}": {
+            "post": operation(
+                "bookingsReassignTo",
+                "Bookings",
+                "Give a round-robin booking to this host",
+                ok,
+                parameters=[booking_uid, user_id],
+                body=REASSIGN_BODY,
+                errors=(404, 409),
+            )
+        },
+    }

@@ -15,15 +15,25 @@ constraint on the organizer stays the last word.
 
 from datetime import datetime
 
-from django.db import connection
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection, transaction
 from django.db.models import Count
+from django.utils import timezone
 
 from accounts.models import User
+from core.datetimes import iso_utc
+from core.exceptions import ApplicationError, Conflict
 from core.loaded import record_loaded
 from scheduling.models import Booking, BookingHost, BookingStatus, EventType, SchedulingType
+from scheduling.payloads import booking_payload
+from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.slots import event_type_host
 from scheduling.selectors.team_slots import team_slot_hosts
+from webhooks.models import WebhookTrigger
+from webhooks.outbox import create_deliveries
+from webhooks.scheduled import schedule_meeting_triggers
+from webhooks.selectors import booking_webhooks, subscribed_to
 
 # The first key of the two-key advisory locks of hosts (the second is the user id): "HOST".
 HOST_LOCK_SPACE = 0x484F5354
@@ -121,3 +131,59 @@ def booking_team_members(booking: Booking) -> list[User]:
     return list(
         User.objects.filter(pk__in=BookingHost.objects.filter(booking=booking).values("user_id")).order_by("pk")
     )
+
+
+@transaction.atomic
+def booking_reassign(
+    *, booking: Booking, actor: User, user_id: int | None = None, reason: str = "", now: datetime | None = None
+) -> Booking:
+    """Give a round-robin booking to another of its event type's round-robin hosts, as Cal.com's
+    reassign: to `user_id` (a round-robin host free at the booking's time, not its organizer), or
+    without it to the one the assignment rules pick among the free others. The host's side decides
+    (`booking_manages`, as for confirming). Emits BOOKING_REASSIGNED; `reason` is kept as the
+    booking's `metadata.reassignReason`."""
+    now = now or timezone.now()
+    if not actor.is_system_admin and not booking_is_managed_by(booking_id=booking.pk, user=actor):
+        raise PermissionDenied("Only the organizer, the event type's owner or team admins may reassign.")
+    booking = booking_for_update(booking_id=booking.pk)
+    if booking.status not in (BookingStatus.ACCEPTED, BookingStatus.PENDING):
+        raise Conflict(f"Booking {booking.pk} is {booking.status} and cannot be reassigned.")
+    event_type = booking.event_type
+    if event_type is None or not is_team_hosted(event_type) or event_type.scheduling_type != SchedulingType.ROUND_ROBIN:
+        raise ApplicationError("Only a booking of a round-robin event type can be reassigned.")
+    hosts = team_hosts(event_type)
+    rotating = [host for host in hosts if not host.is_fixed]
+    if user_id is not None and user_id not in {host.user.pk for host in rotating}:
+        raise ValidationError({"userId": f"User {user_id} is not a round-robin host of event type {event_type.pk}."})
+    if user_id == booking.organizer_id:
+        raise ValidationError({"userId": f"User {user_id} is already the booking's host."})
+    _lock_hosts([host.user.pk for host in hosts])
+    free_ids = [
+        free_id
+        for free_id in team_slot_hosts(
+            event_type=event_type,
+            start=booking.start_time,
+            now=booking.start_time,
+            exclude_booking_id=booking.pk,
+            hosts=hosts,
+        )
+        if free_id != booking.organizer_id
+    ]
+    if user_id is not None and user_id not in free_ids:
+        raise Conflict(f"User {user_id} is not free at {iso_utc(booking.start_time)}.")
+    if not free_ids:
+        raise Conflict(f"No other round-robin host is free at {iso_utc(booking.start_time)}.")
+    if user_id is None:
+        counts = period_booking_counts(event_type=event_type, user_ids=[host.user.pk for host in rotating], now=now)
+        user_id = round_robin_choice(rotating=rotating, free_ids=free_ids, counts=counts)
+    booking.organizer = next(host.user for host in rotating if host.user.pk == user_id)
+    if reason:
+        booking.metadata = {**booking.metadata, "reassignReason": reason}
+    booking.save(update_fields=["organizer", "metadata", "updated_at"])
+    webhooks = booking_webhooks(booking)
+    subscribed = subscribed_to(WebhookTrigger.BOOKING_REASSIGNED, webhooks)
+    if subscribed:
+        payload = booking_payload(booking, trigger=WebhookTrigger.BOOKING_REASSIGNED)
+        create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.BOOKING_REASSIGNED, payload=payload)
+    schedule_meeting_triggers(booking=booking, webhooks=webhooks)
+    return booking

@@ -25,6 +25,7 @@ from scheduling.tests.factories import (
 from tests.support.credentials import bearer
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory
+from webhooks.tests.test_payload_schemas import assert_valid
 
 MINUTE = timedelta(minutes=1)
 
@@ -114,7 +115,10 @@ def test_fixed_hosts_attend_and_webhooks_carry_the_team(round_robin):
     booking = book(round_robin, next_monday() + timedelta(hours=9))
     assert booking.organizer == rotating
     assert list(BookingHost.objects.filter(booking=booking).values_list("user_id", flat=True)) == [fixed.pk]
-    payload = WebhookDelivery.objects.get(webhook=webhook).payload
+    delivery = WebhookDelivery.objects.get(webhook=webhook)
+    body = {"triggerEvent": "BOOKING_CREATED", "createdAt": "2026-12-01T09:00:00Z", "payload": delivery.payload}
+    assert_valid("BOOKING_CREATED", body)  # Cal.com's schema, the `team` key included
+    payload = delivery.payload
     assert payload["organizer"]["id"] == rotating.pk
     assert payload["schedulingType"] == "ROUND_ROBIN"
     assert payload["team"]["id"] == round_robin.team_id
@@ -225,3 +229,59 @@ def test_v1_and_v2_answers_list_the_attending_hosts(api_client):
     assert listed[0]["teamMembers"] == [member]
     v2 = api_client.get(f"/v2/bookings/{booking.uid}", HTTP_CAL_API_VERSION="2024-08-13", **bearer(key)).json()["data"]
     assert [host["id"] for host in v2["hosts"]] == [first.pk, second.pk]
+
+
+@pytest.mark.django_db
+def test_reassign_to_a_named_host_and_to_the_next_free_one(api_client, round_robin):
+    first, second, third = (host_user(round_robin) for _ in range(3))
+    admin = UserFactory()
+    round_robin.team.memberships.create(user=admin, accepted=True, role="ADMIN")
+    webhook = WebhookFactory(user=None, team=round_robin.team, event_triggers=[WebhookTrigger.BOOKING_REASSIGNED])
+    booking = book(round_robin, next_monday() + timedelta(hours=9))
+    assert booking.organizer == first
+    key = ApiKeyFactory(user=admin).raw_key
+    version = {"HTTP_CAL_API_VERSION": "2024-08-13"}
+    response = api_client.post(
+        f"/v2/bookings/{booking.uid}/reassign/{third.pk}",
+        {"reason": "Speaks German"},
+        format="json",
+        **version,
+        **bearer(key),
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["data"] == {
+        "bookingUid": booking.uid,
+        "reassignedTo": {"id": third.pk, "name": third.name, "email": third.email},
+    }
+    booking.refresh_from_db()
+    assert booking.organizer == third
+    assert booking.metadata["reassignReason"] == "Speaks German"
+    payload = WebhookDelivery.objects.get(webhook=webhook, trigger_event="BOOKING_REASSIGNED").payload
+    assert payload["organizer"]["id"] == third.pk
+    automatic = api_client.post(f"/v2/bookings/{booking.uid}/reassign", **version, **bearer(key))
+    assert automatic.status_code == 200, automatic.json()
+    assert automatic.json()["data"]["reassignedTo"]["id"] in (first.pk, second.pk)
+
+
+@pytest.mark.django_db
+def test_reassign_refusals_change_nothing(api_client, round_robin):
+    first, second = host_user(round_robin), host_user(round_robin)
+    booking = book(round_robin, next_monday() + timedelta(hours=9))
+    other = EventTypeFactory(owner=second, schedule=second.default_schedule, minimum_booking_notice=0)
+    BookingFactory(organizer=second, event_type=other, start_time=booking.start_time, end_time=booking.end_time)
+    key = ApiKeyFactory(user=first).raw_key
+    version = {"HTTP_CAL_API_VERSION": "2024-08-13"}
+    busy = api_client.post(f"/v2/bookings/{booking.uid}/reassign/{second.pk}", **version, **bearer(key))
+    assert busy.status_code == 409
+    nobody = api_client.post(f"/v2/bookings/{booking.uid}/reassign", **version, **bearer(key))
+    assert nobody.status_code == 409
+    stranger = api_client.post(f"/v2/bookings/{booking.uid}/reassign/{UserFactory().pk}", **version, **bearer(key))
+    assert stranger.status_code == 400
+    same = api_client.post(f"/v2/bookings/{booking.uid}/reassign/{first.pk}", **version, **bearer(key))
+    assert same.status_code == 400
+    outsider = api_client.post(
+        f"/v2/bookings/{booking.uid}/reassign", **version, **bearer(ApiKeyFactory(user=UserFactory()).raw_key)
+    )
+    assert outsider.status_code == 404
+    booking.refresh_from_db()
+    assert booking.organizer == first
