@@ -669,8 +669,12 @@ def build() -> dict:
                 "Teams",
                 "Teams the caller is a member of",
                 {"200": _answer(_success({"type": "array", "items": TEAM}))},
-            )
+            ),
+            "post": team_openapi.create_team_operation(
+                operation=_operation, answer=_answer, success=_success, team=TEAM
+            ),
         },
+        **team_openapi.team_paths(operation=_operation, answer=_answer, success=_success, path=_path, team=TEAM),
         "/v2/timezones": {
             "get": _operation(
                 "timeZonesList",

@@ -226,3 +226,132 @@ def reassign_paths(*, operation, answer, success, path) -> dict:
             )
         },
     }
+
+
+TEAM_BODY = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "slug": {"type": "string", "maxLength": 200, "description": "Default: made from the name."},
+        "bio": {"type": "string"},
+        "logoUrl": {"type": "string", "format": "uri"},
+        "hideBranding": {"type": "boolean"},
+    },
+}
+ROLE = {"type": "string", "enum": ["MEMBER", "ADMIN", "OWNER"]}
+MEMBERSHIP = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "userId": {"type": "integer"},
+        "teamId": {"type": "integer"},
+        "accepted": {"type": "boolean"},
+        "role": ROLE,
+        "disableImpersonation": {"type": "boolean"},
+        "user": {
+            "type": "object",
+            "properties": {
+                "avatarUrl": {"type": "string", "nullable": True},
+                "username": {"type": "string"},
+                "name": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            "required": ["avatarUrl", "username", "name", "email"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["id", "userId", "teamId", "accepted", "role", "disableImpersonation", "user"],
+    "additionalProperties": False,
+}
+MEMBERSHIP_UPDATE = {
+    "type": "object",
+    "properties": {"accepted": {"type": "boolean"}, "role": ROLE, "disableImpersonation": {"type": "boolean"}},
+}
+MEMBERSHIP_CREATE = {
+    "type": "object",
+    "properties": {"userId": {"type": "integer", "minimum": 1}, **MEMBERSHIP_UPDATE["properties"]},
+    "required": ["userId"],
+}
+
+
+def team_paths(*, operation, answer, success, path, team: dict) -> dict:
+    """POST /v2/teams, /v2/teams/{teamId} and its memberships; `team` is the document's team schema."""
+    team_id = path("teamId", {"type": "integer"})
+    membership_id = path("membershipId", {"type": "integer"})
+    one_team = {"200": answer(success(team))}
+    one_membership = {"200": answer(success(MEMBERSHIP))}
+    return {
+        "/v2/teams/{teamId}": {
+            "get": operation("teamsGet", "Teams", "A team", one_team, parameters=[team_id], errors=(404,)),
+            "patch": operation(
+                "teamsUpdate",
+                "Teams",
+                "Change a team (admins, owners)",
+                one_team,
+                parameters=[team_id],
+                body=TEAM_BODY,
+                errors=(404, 409),
+            ),
+            "delete": operation(
+                "teamsDelete", "Teams", "Delete a team (owners)", one_team, parameters=[team_id], errors=(404,)
+            ),
+        },
+        "/v2/teams/{teamId}/memberships": {
+            "get": operation(
+                "teamMembershipsList",
+                "Teams",
+                "A team's memberships",
+                {"200": answer(success({"type": "array", "items": MEMBERSHIP}))},
+                parameters=[team_id],
+                errors=(404,),
+            ),
+            "post": operation(
+                "teamMembershipsCreate",
+                "Teams",
+                "Invite a user (admins, owners)",
+                {"201": answer(success(MEMBERSHIP))},
+                parameters=[team_id],
+                body=MEMBERSHIP_CREATE,
+                errors=(404, 409),
+            ),
+        },
+        "/v2/teams/{teamId}/memberships/{membershipId}": {
+            "get": operation(
+                "teamMembershipsGet",
+                "Teams",
+                "A membership",
+                one_membership,
+                parameters=[team_id, membership_id],
+                errors=(404,),
+            ),
+            "patch": operation(
+                "teamMembershipsUpdate",
+                "Teams",
+                "Accept an invitation, change a role",
+                one_membership,
+                parameters=[team_id, membership_id],
+                body=MEMBERSHIP_UPDATE,
+                errors=(404, 409),
+            ),
+            "delete": operation(
+                "teamMembershipsDelete",
+                "Teams",
+                "Leave the team, or remove a member",
+                one_membership,
+                parameters=[team_id, membership_id],
+                errors=(404, 409),
+            ),
+        },
+    }
+
+
+def create_team_operation(*, operation, answer, success, team: dict) -> dict:
+    """POST /v2/teams: the caller becomes the new team's accepted OWNER."""
+    return operation(
+        "teamsCreate",
+        "Teams",
+        "Create a team",
+        {"201": answer(success(team))},
+        body={**TEAM_BODY, "required": ["name"]},
+        errors=(409,),
+    )

@@ -3,7 +3,17 @@
 from django.urls import path, re_path
 
 from calv2 import openapi
-from calv2.views import bookings, event_types, profile, schedules, slots, teams, webhooks, why_not
+from calv2.views import (
+    bookings,
+    event_types,
+    profile,
+    schedules,
+    slots,
+    team_memberships,
+    teams,
+    webhooks,
+    why_not,
+)
 from core import views as core_views
 
 UID = "<str:uid>"
@@ -36,7 +46,14 @@ urlpatterns = [
     path(f"bookings/{UID}/reassign/<int:user_id>", teams.BookingReassignView.as_view(), name="v2-booking-reassign-to"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),
     path("slots/why-not", why_not.WhyNotView.as_view(), name="v2-slots-why-not"),
-    path("teams", profile.TeamsView.as_view(), name="v2-teams"),
+    path("teams", team_memberships.TeamListView.as_view(), name="v2-teams"),
+    path("teams/<int:team_id>", team_memberships.TeamView.as_view(), name="v2-team"),
+    path("teams/<int:team_id>/memberships", team_memberships.TeamMembershipsView.as_view(), name="v2-team-memberships"),
+    path(
+        "teams/<int:team_id>/memberships/<int:membership_id>",
+        team_memberships.TeamMembershipView.as_view(),
+        name="v2-team-membership",
+    ),
     path("teams/<int:team_id>/event-types", teams.TeamEventTypesView.as_view(), name="v2-team-event-types"),
     path(
         "teams/<int:team_id>/event-types/<int:event_type_id>",

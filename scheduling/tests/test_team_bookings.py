@@ -285,3 +285,14 @@ def test_reassign_refusals_change_nothing(api_client, round_robin):
     assert outsider.status_code == 404
     booking.refresh_from_db()
     assert booking.organizer == first
+
+
+@pytest.mark.django_db
+def test_a_fixed_host_sees_the_bookings_they_attend(api_client, round_robin):
+    fixed = host_user(round_robin, is_fixed=True)
+    host_user(round_robin)
+    booking = book(round_robin, next_monday() + timedelta(hours=9))
+    key = ApiKeyFactory(user=fixed).raw_key
+    listed = api_client.get("/v1/bookings", **bearer(key)).json()["bookings"]
+    assert [row["uid"] for row in listed] == [booking.uid]
+    assert api_client.get(f"/v1/bookings/{booking.pk}", **bearer(key)).status_code == 200
