@@ -675,6 +675,9 @@ def build() -> dict:
             ),
         },
         **team_openapi.team_paths(operation=_operation, answer=_answer, success=_success, path=_path, team=TEAM),
+        **team_openapi.team_bookings_path(
+            operation=_operation, answer=_answer, success=_success, path=_path, ref=_ref, filters=BOOKING_FILTERS
+        ),
         "/v2/timezones": {
             "get": _operation(
                 "timeZonesList",
@@ -809,6 +812,18 @@ def build() -> dict:
         },
         "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
         "/v2/event-types/{eventTypeId}/webhooks/{webhookId}": event_type_webhook,
+        **dict(
+            zip(
+                (
+                    "/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks",
+                    "/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks/{webhookId}",
+                ),
+                _webhook_operations(
+                    "teamEventTypeWebhooks", [_path("teamId", {"type": "integer"}), EVENT_TYPE_ID], "Teams / Webhooks"
+                ),
+                strict=True,
+            )
+        ),
         "/v2/bookings": {
             "get": _operation(
                 "bookingsList",

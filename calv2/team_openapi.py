@@ -355,3 +355,20 @@ def create_team_operation(*, operation, answer, success, team: dict) -> dict:
         body={**TEAM_BODY, "required": ["name"]},
         errors=(409,),
     )
+
+
+def team_bookings_path(*, operation, answer, success, path, ref, filters: list) -> dict:
+    """GET /v2/teams/{teamId}/bookings with /v2/bookings' filters."""
+    bookings = success({"type": "array", "items": ref("Booking_2024_08_13")}, pagination=ref("OffsetPagination"))
+    return {
+        "/v2/teams/{teamId}/bookings": {
+            "get": operation(
+                "teamBookingsList",
+                "Teams",
+                "The bookings of a team's event types",
+                {"200": answer(bookings)},
+                parameters=[path("teamId", {"type": "integer"}), *filters],
+                errors=(404,),
+            )
+        }
+    }

@@ -48,6 +48,7 @@ urlpatterns = [
     path("slots/why-not", why_not.WhyNotView.as_view(), name="v2-slots-why-not"),
     path("teams", team_memberships.TeamListView.as_view(), name="v2-teams"),
     path("teams/<int:team_id>", team_memberships.TeamView.as_view(), name="v2-team"),
+    path("teams/<int:team_id>/bookings", team_memberships.TeamBookingsView.as_view(), name="v2-team-bookings"),
     path("teams/<int:team_id>/memberships", team_memberships.TeamMembershipsView.as_view(), name="v2-team-memberships"),
     path(
         "teams/<int:team_id>/memberships/<int:membership_id>",
@@ -59,6 +60,16 @@ urlpatterns = [
         "teams/<int:team_id>/event-types/<int:event_type_id>",
         teams.TeamEventTypeView.as_view(),
         name="v2-team-event-type",
+    ),
+    path(
+        "teams/<int:team_id>/event-types/<int:event_type_id>/webhooks",
+        teams.TeamEventTypeWebhooksView.as_view(),
+        name="v2-team-event-type-webhooks",
+    ),
+    path(
+        "teams/<int:team_id>/event-types/<int:event_type_id>/webhooks/<uuid:webhook_id>",
+        teams.TeamEventTypeWebhookView.as_view(),
+        name="v2-team-event-type-webhook",
     ),
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).

@@ -109,3 +109,22 @@ def test_a_member_reads_but_may_not_write_and_an_outsider_sees_nothing(api_clien
     outsider = ApiKeyFactory(user=UserFactory()).raw_key
     assert api_client.get(path, **VERSION, **bearer(outsider)).status_code == 404
     assert api_client.get(f"/v2/teams/{team.pk}/event-types", **VERSION, **bearer(outsider)).json()["data"] == []
+
+
+def test_webhooks_of_a_team_event_type(api_client, team, owner):
+    key = ApiKeyFactory(user=owner).raw_key
+    body = {"lengthInMinutes": 30, "title": "Demo", "slug": "demo", "schedulingType": "collective"}
+    created = api_client.post(f"/v2/teams/{team.pk}/event-types", body, format="json", **VERSION, **bearer(key))
+    event_type_id = created.json()["data"]["id"]
+    path = f"/v2/teams/{team.pk}/event-types/{event_type_id}/webhooks"
+    hook = {"subscriberUrl": "http://127.0.0.1:9/hook", "triggers": ["BOOKING_CREATED"], "active": True}
+    response = api_client.post(path, hook, format="json", **VERSION, **bearer(key))
+    assert response.status_code == 201, response.json()
+    webhook_id = response.json()["data"]["id"]
+    assert [row["id"] for row in api_client.get(path, **VERSION, **bearer(key)).json()["data"]] == [webhook_id]
+    assert api_client.get(f"{path}/{webhook_id}", **VERSION, **bearer(key)).status_code == 200
+    other_team = TeamFactory()
+    MembershipFactory(user=owner, team=other_team, role=MembershipRole.OWNER)
+    wrong = f"/v2/teams/{other_team.pk}/event-types/{event_type_id}/webhooks"
+    assert api_client.get(wrong, **VERSION, **bearer(key)).status_code == 404
+    assert api_client.post(wrong, hook, format="json", **VERSION, **bearer(key)).status_code == 404

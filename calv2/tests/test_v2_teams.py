@@ -1,11 +1,14 @@
 """/v2/teams CRUD and /v2/teams/{teamId}/memberships CRUD over v1's team and membership rules."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from accounts.models import Membership, MembershipRole, Team
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import Host
-from scheduling.tests.factories import HostFactory, TeamEventTypeFactory
+from scheduling.tests.factories import BookingFactory, EventTypeFactory, HostFactory, TeamEventTypeFactory
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +80,23 @@ def test_memberships_follow_v1s_rules_and_leaving_removes_the_host(api_client):
     last_owner = api_client.delete(f"{base}/{owner_membership.pk}", **VERSION, **bearer(owner_key))
     assert last_owner.status_code == 409
     assert Membership.objects.filter(team=team).count() == 1
+
+
+def test_team_bookings_list_the_teams_bookings_the_caller_may_see(api_client):
+    team = TeamFactory()
+    admin, host = UserFactory(), UserFactory()
+    MembershipFactory(user=admin, team=team, role=MembershipRole.ADMIN)
+    MembershipFactory(user=host, team=team)
+    event_type = TeamEventTypeFactory(team=team)
+    start = timezone.now() + timedelta(days=3)
+    booking = BookingFactory(
+        organizer=host, event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30)
+    )
+    BookingFactory(organizer=admin, event_type=EventTypeFactory(owner=admin))  # personal: not the team's
+    key = ApiKeyFactory(user=admin).raw_key
+    response = api_client.get(f"/v2/teams/{team.pk}/bookings", **VERSION, **bearer(key))
+    assert response.status_code == 200, response.json()
+    assert [row["uid"] for row in response.json()["data"]] == [booking.uid]
+    assert response.json()["pagination"]["totalItems"] == 1
+    outsider = ApiKeyFactory(user=UserFactory()).raw_key
+    assert api_client.get(f"/v2/teams/{team.pk}/bookings", **VERSION, **bearer(outsider)).status_code == 404

@@ -16,10 +16,11 @@ from accounts.services import (
 )
 from calv2 import shapes
 from calv2.inputs import V2Input
-from calv2.views.base import V2View, v2_field_names
+from calv2.views.base import SkipTake, V2View, offset_pagination, v2_field_names
+from calv2.views.bookings import BookingFilters, _order, _selection
 from calv2.views.profile import TeamsView
 from core.exceptions import NotFound
-from core.scopes import READ_MEMBERSHIP, WRITE_MEMBERSHIP
+from core.scopes import READ_BOOKING, READ_MEMBERSHIP, WRITE_MEMBERSHIP
 
 
 class TeamInput(V2Input):
@@ -142,3 +143,20 @@ class TeamMembershipView(V2View):
         body = membership_2024(membership)
         membership_delete(membership=membership, actor=request.user)
         return self.success(body)
+
+
+class TeamBookingsView(V2View):
+    """GET /v2/teams/{teamId}/bookings: the bookings of the team's event types the caller may see
+    (all of them for its admins and owners), with /v2/bookings' filters, in the 2024-08-13 shape."""
+
+    scopes = {"GET": READ_BOOKING}
+
+    def get(self, request, team_id):
+        _visible_team(request, team_id)
+        filters = {**BookingFilters.parse(request), "team_id": team_id, "teams_ids": []}
+        page = SkipTake.parse(request)
+        queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
+        total = queryset.count()
+        bookings = list(queryset[page["skip"] : page["skip"] + page["take"]]) if total else []
+        pagination = offset_pagination(total=total, take=page["take"], skip=page["skip"], returned=len(bookings))
+        return self.success([shapes.booking_2024_08_13(booking) for booking in bookings], pagination=pagination)

@@ -6,6 +6,7 @@ from rest_framework import serializers, status
 from calv2 import team_inputs
 from calv2.inputs import V2Input
 from calv2.shapes import event_type_2024_06_14
+from calv2.views import webhooks
 from calv2.views.base import V2View, v2_field_names
 from calv2.views.bookings import BookingMixin
 from calv2.views.event_types import _event_type_fields
@@ -107,3 +108,22 @@ class BookingReassignView(BookingMixin, V2View):
         return self.success(
             {"bookingUid": booking.uid, "reassignedTo": {"id": host.pk, "name": host.name, "email": host.email}}
         )
+
+
+class TeamEventTypeMixin:
+    """A team event type's sub-resource: the event type must be one of the team's that the caller
+    sees (else 404) before the event type's own view runs."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        event_type_id, team_id = kwargs["event_type_id"], kwargs["team_id"]
+        if not _team_event_types(request, team_id).filter(pk=event_type_id).exists():
+            raise NotFound(f"Event type with id={event_type_id} not found.")
+
+
+class TeamEventTypeWebhooksView(TeamEventTypeMixin, webhooks.WebhooksView):
+    """/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks: as /v2/event-types/{id}/webhooks."""
+
+
+class TeamEventTypeWebhookView(TeamEventTypeMixin, webhooks.WebhookView):
+    """/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks/{webhookId}."""
