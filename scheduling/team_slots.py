@@ -15,12 +15,14 @@ with the event type's buffers fits inside it, and no host of the group is busy t
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from scheduling.slots import _merge, _overlaps_busy
 
 Windows = list[tuple[datetime, datetime]]
+_TINY = timedelta(microseconds=1)  # `start < range_end` as `start <= range_end - _TINY`
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,11 @@ def group_slots(group: list[HostTimes], rules: SlotRules) -> list[datetime]:
     slots = []
     for window_start, window_end in windows:
         start = window_start
-        while start + length <= window_end and start < rules.range_end:
-            if start >= earliest and not _overlaps_busy(start - before, start + length + after, busy, busy_ends):
+        last = min(window_end - length, rules.range_end - _TINY)
+        while start <= last:
+            if start >= earliest and not (
+                busy and _overlaps_busy(start - before, start + length + after, busy, busy_ends)
+            ):
                 slots.append(start)
             start += step
     return slots
@@ -89,11 +94,12 @@ def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[da
     hosts free at that start, or, when every host is fixed, all of them."""
     fixed = [times for times, is_fixed in hosts if is_fixed]
     rotating = [times for times, is_fixed in hosts if not is_fixed]
-    free: dict[datetime, list[int]] = {}
     if not rotating:
         everyone = [times.user_id for times in fixed]
         return {start: list(everyone) for start in group_slots(fixed, rules)}
+    free: defaultdict[datetime, list[int]] = defaultdict(list)
     for host in rotating:
+        user_id = host.user_id
         for start in group_slots([*fixed, host], rules):
-            free.setdefault(start, []).append(host.user_id)
+            free[start].append(user_id)
     return dict(sorted(free.items()))
