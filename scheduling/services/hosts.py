@@ -25,6 +25,7 @@ def event_type_hosts_set(
     caller's transaction). `hosts` replaces the whole list; each is `{user_id, is_fixed, priority,
     weight}`. Only a team event type has hosts, and hosts need a scheduling type."""
     if scheduling_type is None and hosts is None and assign_all_team_members is None:
+        _check_not_recurring(event_type)
         return event_type
     if event_type.team_id is None:
         field = "schedulingType" if scheduling_type is not None else "hosts"
@@ -39,10 +40,18 @@ def event_type_hosts_set(
         event_type.assign_all_team_members = assign_all_team_members
     if not event_type.scheduling_type and (hosts or event_type.assign_all_team_members):
         raise ValidationError({"schedulingType": "A team event type with hosts needs a scheduling type."})
+    _check_not_recurring(event_type)
     event_type.save(update_fields=["scheduling_type", "assign_all_team_members"])
     if hosts is not None:
         _replace_hosts(event_type, hosts)
     return event_type
+
+
+def _check_not_recurring(event_type: EventType) -> None:
+    # A series is booked with one host's schedule (scheduling.services.recurring): the hosts'
+    # slots are for single meetings.
+    if event_type.scheduling_type and event_type.recurring_event:
+        raise ValidationError({"recurringEvent": "A collective or round-robin event type cannot recur."})
 
 
 def _replace_hosts(event_type: EventType, hosts: list[dict]) -> None:

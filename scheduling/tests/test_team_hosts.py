@@ -157,3 +157,21 @@ def test_assign_all_team_members_follows_the_team(team, admin):
     Membership.objects.filter(user=alice).delete()
     assert [host.user.pk for host in team_hosts(event_type)] == sorted([admin.pk, later.pk])
     assert all(host.is_fixed for host in team_hosts(event_type))
+
+
+def test_a_team_event_type_with_hosts_cannot_recur(api_client, team, admin, key):
+    event_type = TeamEventTypeFactory(team=team, scheduling_type="ROUND_ROBIN")
+    body = {"recurringEvent": {"freq": 2, "interval": 1, "count": 4}}
+    response = api_client.patch(f"/v1/event-types/{event_type.pk}", body, format="json", **bearer(key))
+    assert response.status_code == 400
+    assert "recurringEvent" in response.json()["errors"]
+    recurring = TeamEventTypeFactory(
+        team=team, scheduling_type="", recurring_event={"freq": 2, "interval": 1, "count": 4}
+    )
+    refused = api_client.patch(
+        f"/v1/event-types/{recurring.pk}", {"schedulingType": "COLLECTIVE"}, format="json", **bearer(key)
+    )
+    assert refused.status_code == 400
+    event_type.refresh_from_db()
+    recurring.refresh_from_db()
+    assert event_type.recurring_event is None and recurring.scheduling_type == ""
