@@ -187,3 +187,16 @@ def booking_reassign(
         create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.BOOKING_REASSIGNED, payload=payload)
     schedule_meeting_triggers(booking=booking, webhooks=webhooks)
     return booking
+
+
+def booking_host_stays_free(*, booking: Booking, start: datetime, now: datetime) -> None:
+    """An in-place move of a team booking keeps its organizer, who must be free at `start` (with
+    every host who attends): else 409, even when another host would be."""
+    event_type = booking.event_type
+    if event_type is None or not is_team_hosted(event_type):
+        return
+    hosts = team_hosts(event_type)
+    _lock_hosts([host.user.pk for host in hosts])
+    free_ids = team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk, hosts=hosts)
+    if booking.organizer_id not in free_ids:
+        raise Conflict(f"The booking's host is not free at {iso_utc(start)}; reschedule it as a new booking instead.")

@@ -24,7 +24,7 @@ from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.slots import slot_is_offered
-from scheduling.services.assignment import booking_host, booking_team_hosts_add
+from scheduling.services.assignment import booking_host, booking_host_stays_free, booking_team_hosts_add
 from webhooks.models import Webhook, WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers, schedule_meeting_triggers
@@ -364,6 +364,7 @@ def booking_reschedule(
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="endTime")
     if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk):
         raise _not_offered(event_type, start)
+    booking_host_stays_free(booking=booking, start=start, now=now)
     previous = copy.copy(booking)
     booking.start_time = start
     booking.end_time = start + length

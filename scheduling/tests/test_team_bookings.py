@@ -14,8 +14,9 @@ from core.exceptions import Conflict
 from scheduling.models import Booking, BookingHost
 from scheduling.selectors.hosts import TeamHost
 from scheduling.services.assignment import round_robin_choice
-from scheduling.services.bookings import booking_create, booking_reschedule_as_new
+from scheduling.services.bookings import booking_create, booking_reschedule, booking_reschedule_as_new
 from scheduling.tests.factories import (
+    AvailabilityFactory,
     BookingFactory,
     EventTypeFactory,
     HostFactory,
@@ -296,3 +297,20 @@ def test_a_fixed_host_sees_the_bookings_they_attend(api_client, round_robin):
     listed = api_client.get("/v1/bookings", **bearer(key)).json()["bookings"]
     assert [row["uid"] for row in listed] == [booking.uid]
     assert api_client.get(f"/v1/bookings/{booking.pk}", **bearer(key)).status_code == 200
+
+
+@pytest.mark.django_db
+def test_moving_a_team_booking_in_place_needs_its_host_free(round_robin):
+    first, _ = host_user(round_robin), host_user(round_robin)
+    start = next_monday() + timedelta(hours=8)
+    booking = book(round_robin, start)
+    assert booking.organizer == first
+    day_off = (start + timedelta(days=1)).date()
+    AvailabilityFactory(
+        schedule=first.default_schedule, days_mask=0, date=day_off, start_time=time(0), end_time=time(0)
+    )
+    with pytest.raises(Conflict):  # the second host is free then, the first is off that day
+        booking_reschedule(booking=booking, start=start + timedelta(days=1))
+    moved = booking_reschedule(booking=booking, start=start + timedelta(hours=5))
+    assert moved.organizer == first
+    assert moved.start_time == start + timedelta(hours=5)
