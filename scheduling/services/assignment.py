@@ -200,3 +200,13 @@ def booking_host_stays_free(*, booking: Booking, start: datetime, now: datetime)
     free_ids = team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk, hosts=hosts)
     if booking.organizer_id not in free_ids:
         raise Conflict(f"The booking's host is not free at {iso_utc(start)}; reschedule it as a new booking instead.")
+
+
+def rescheduled_host(*, previous: Booking, start: datetime, now: datetime) -> User:
+    """The organizer of the booking that replaces `previous` at `start` (Cal.com's reschedule): the
+    same one, except that a team booking whose host is not free then is assigned again. When no
+    host is free, the same one (the slot check that follows refuses the time)."""
+    event_type = previous.event_type
+    if not is_team_hosted(event_type):
+        return previous.organizer
+    return booking_host(event_type=event_type, start=start, now=now, previous=previous) or previous.organizer

@@ -24,7 +24,12 @@ from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.slots import slot_is_offered
-from scheduling.services.assignment import booking_host, booking_host_stays_free, booking_team_hosts_add
+from scheduling.services.assignment import (
+    booking_host,
+    booking_host_stays_free,
+    booking_team_hosts_add,
+    rescheduled_host,
+)
 from webhooks.models import Webhook, WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers, schedule_meeting_triggers
@@ -276,7 +281,7 @@ def booking_reschedule_as_new(
     event_type = previous.event_type
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="end")
     new_booking = Booking(
-        organizer=booking_host(event_type=event_type, start=start, now=now, previous=previous) or previous.organizer,
+        organizer=rescheduled_host(previous=previous, start=start, now=now),
         event_type=event_type,
         title=previous.title,
         description=previous.description,
