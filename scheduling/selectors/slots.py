@@ -130,6 +130,15 @@ def slot_is_offered(
     if is_team_hosted(event_type):
         from scheduling.selectors.team_slots import team_slot_hosts  # it builds on this module
 
+        # A booking being written whose host `booking_host` found free at this start, under the
+        # hosts' locks (scheduling.services.assignment.AssignedSlot): no need to ask again.
+        assigned = getattr(event_type, "_assigned", None)
+        if assigned is not None and (assigned.start, assigned.now, assigned.excluded) == (
+            start,
+            now,
+            exclude_booking_id,
+        ):
+            return True
         return bool(team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=exclude_booking_id))
     request = slot_request_for(
         event_type=event_type,

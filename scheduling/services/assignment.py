@@ -13,7 +13,8 @@ other) before reading who is free, so the second sees the first's booking. The e
 constraint on the organizer stays the last word.
 """
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
@@ -35,14 +36,29 @@ from webhooks.outbox import create_deliveries
 from webhooks.scheduled import schedule_meeting_triggers
 from webhooks.selectors import booking_webhooks, subscribed_to
 
+
+@dataclass(frozen=True)
+class AssignedSlot:
+    """`booking_host`'s finding for one booking being written: `start` is free for the assigned
+    host (at `now`, with the booking `excluded` left out), and the hosts it read."""
+
+    start: datetime
+    now: datetime
+    excluded: int | None
+    hosts: list[TeamHost]
+
+
 # The first key of the two-key advisory locks of hosts (the second is the user id): "HOST".
 HOST_LOCK_SPACE = 0x484F5354
 
 
 def _lock_hosts(user_ids: list[int]) -> None:
+    """One statement: the locks are taken one after the other, in user id order."""
     with connection.cursor() as cursor:
-        for user_id in sorted(user_ids):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [HOST_LOCK_SPACE, user_id])
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(%s, host.id)) FROM (SELECT unnest(%s::int[]) AS id ORDER BY 1) AS host",
+            [HOST_LOCK_SPACE, sorted(user_ids)],
+        )
 
 
 def _month_start(now: datetime) -> datetime:
@@ -99,6 +115,9 @@ def booking_host(
     free_ids = team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=excluded, hosts=hosts)
     if not free_ids:
         return None
+    # What the rest of this booking's write needs again (the slot check of `_book`, the attending
+    # hosts), read under the hosts' locks: kept on this event type object for this write only.
+    event_type._assigned = AssignedSlot(start=start, now=now, excluded=excluded, hosts=hosts)
     by_id = {host.user.pk: host.user for host in hosts}
     rotating = [host for host in hosts if not host.is_fixed]
     if event_type.scheduling_type == SchedulingType.COLLECTIVE or not rotating:
@@ -115,9 +134,11 @@ def booking_team_hosts_add(*, booking: Booking) -> list[BookingHost]:
     event_type = booking.event_type
     rows = []
     if event_type is not None and is_team_hosted(event_type):
+        assigned = event_type.__dict__.pop("_assigned", None)
+        hosts = assigned.hosts if assigned is not None else team_hosts(event_type)
         rows = [
             BookingHost(booking_id=booking.pk, user=host.user)
-            for host in team_hosts(event_type)
+            for host in hosts
             if host.is_fixed and host.user.pk != booking.organizer_id
         ]
         BookingHost.objects.bulk_create(rows)
@@ -163,7 +184,8 @@ def booking_reassign(
         for free_id in team_slot_hosts(
             event_type=event_type,
             start=booking.start_time,
-            now=booking.start_time,
+            # The booking exists already: the minimum notice is not the new host's to meet.
+            now=booking.start_time - timedelta(minutes=event_type.minimum_booking_notice),
             exclude_booking_id=booking.pk,
             hosts=hosts,
         )
