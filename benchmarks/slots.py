@@ -14,6 +14,11 @@ Last, a recurring event type's slots: only the starts whose whole series is free
 weekly series over 31 days of slots computes the free slots of the ~60 days its occurrences reach,
 each day once however many starts reach it; the ratio to the plain call is printed (target: at most
 3x), in hundredths of a millisecond.
+
+Then a round-robin event type with 10 hosts in ten zones (scheduling.team_slots), against one
+host's plain call: each host's windows are built and each host's grid walked, and the answer holds
+the union of their starts, so the work grows with the hosts (the database side, two small queries
+per host, is not in this number).
 """
 
 import argparse
@@ -102,6 +107,58 @@ def _series_once(rules, length, days, count):
     return clock.process_time() - began, len(slots), len(body)
 
 
+TEAM_ZONES = (
+    "Europe/Berlin",
+    "Europe/London",
+    "America/New_York",
+    "Europe/Paris",
+    "Europe/Madrid",
+    "Africa/Lagos",
+    "Europe/Athens",
+    "Asia/Dubai",
+    "America/Sao_Paulo",
+    "Europe/Lisbon",
+)
+
+
+def _team_once(rules, length, days, hosts: int):
+    """A round-robin event type's slots (scheduling.team_slots): each of `hosts` round-robin hosts
+    with the same weekly rules in their own zone, after their windows are built, as GET /slots
+    does once it has read each host's rows and bookings."""
+    from core.renderers import ORJSONRenderer
+    from scheduling.slots import SlotRequest, available_windows, group_by_day
+    from scheduling.team_slots import HostTimes, SlotRules, team_slots
+
+    start = datetime(2027, 1, 4, tzinfo=UTC)
+    end = start + timedelta(days=days)
+    rules_of_team = SlotRules(
+        length=length,
+        interval=None,
+        minimum_notice=0,
+        before_buffer=0,
+        after_buffer=0,
+        range_start=start,
+        range_end=end,
+        now=start - timedelta(days=1),
+    )
+    began = clock.process_time()
+    times = []
+    for index in range(hosts):
+        request = SlotRequest(
+            time_zone=TEAM_ZONES[index % len(TEAM_ZONES)],
+            weekly_rules=rules,
+            overrides=(),
+            length=length,
+            range_start=start,
+            range_end=end,
+            now=start - timedelta(days=1),
+        )
+        times.append((HostTimes(user_id=index, windows=available_windows(request), busy=[]), False))
+    free = team_slots(times, rules_of_team)
+    body = ORJSONRenderer().render({"slots": group_by_day(free, "Europe/Berlin")})
+    return clock.process_time() - began, len(free), len(body)
+
+
 def _best(run, repeat: int):
     runs = [run()]
     while len(runs) < repeat and runs[0][0] < 1:  # one run is enough for a slow case
@@ -132,6 +189,11 @@ def main():
     plain, _, _ = _best(lambda: _series_once(typical, 30, 31, 1), arguments.repeat)
     for label, count in (("plain slots, 31 days (the baseline)", 1), ("10-occurrence weekly series, 31 days", 10)):
         best, slots, size = _best(lambda count=count: _series_once(typical, 30, 31, count), arguments.repeat)
+        print(f"{label:<62} {best * 1000:8.2f} {slots:7d} {size / 1024:8.1f}  {best / plain:4.2f}x")
+    print()
+    print("A round-robin event type: hosts in ten zones, the same hours each (same range); target at most 3x")
+    for label, hosts in (("one round-robin host, 31 days", 1), ("10 round-robin hosts, 31 days", 10)):
+        best, slots, size = _best(lambda hosts=hosts: _team_once(typical, 30, 31, hosts), arguments.repeat)
         print(f"{label:<62} {best * 1000:8.2f} {slots:7d} {size / 1024:8.1f}  {best / plain:4.2f}x")
 
 

@@ -11,6 +11,7 @@ import functools
 from django.conf import settings
 from django.http import JsonResponse
 
+from calv2 import team_openapi
 from calv2.versions import KNOWN
 from calv2.wire import EXCEPTIONS
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -302,7 +303,7 @@ EVENT_TYPE_GROUPS = _object(
         "profiles": {"type": "array", "items": PROFILE},
     }
 )
-SLOT = _object({"start": STRING, "end": STRING}, ["start"])
+SLOT = _object({"start": STRING, "end": STRING, "hosts": {"type": "array", "items": team_openapi.SLOT_HOST}}, ["start"])
 SLOTS = {"type": "object", "additionalProperties": {"type": "array", "items": SLOT}}
 ERROR = _object(
     {
@@ -719,6 +720,7 @@ def build() -> dict:
         _query("duration", {"type": "integer"}, "Must be the event type's length."),
         _query("format", {"type": "string", "enum": ["time", "range"]}),
         _query("bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."),
+        team_openapi.INCLUDE_HOSTS,
     ]
     paths = {
         "/v2/me": {
@@ -733,8 +735,15 @@ def build() -> dict:
                 "Teams",
                 "Teams the caller is a member of",
                 {"200": _answer(_success({"type": "array", "items": TEAM}))},
-            )
+            ),
+            "post": team_openapi.create_team_operation(
+                operation=_operation, answer=_answer, success=_success, team=TEAM
+            ),
         },
+        **team_openapi.team_paths(operation=_operation, answer=_answer, success=_success, path=_path, team=TEAM),
+        **team_openapi.team_bookings_path(
+            operation=_operation, answer=_answer, success=_success, path=_path, ref=_ref, filters=BOOKING_FILTERS
+        ),
         "/v2/timezones": {
             "get": _operation(
                 "timeZonesList",
@@ -869,6 +878,18 @@ def build() -> dict:
         },
         "/v2/event-types/{eventTypeId}/webhooks": event_type_webhooks,
         "/v2/event-types/{eventTypeId}/webhooks/{webhookId}": event_type_webhook,
+        **dict(
+            zip(
+                (
+                    "/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks",
+                    "/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks/{webhookId}",
+                ),
+                _webhook_operations(
+                    "teamEventTypeWebhooks", [_path("teamId", {"type": "integer"}), EVENT_TYPE_ID], "Teams / Webhooks"
+                ),
+                strict=True,
+            )
+        ),
         "/v2/bookings": {
             "get": _operation(
                 "bookingsList",
@@ -927,6 +948,26 @@ def build() -> dict:
                 errors=(404,),
             )
         },
+        "/v2/slots/why-not": {
+            "get": _operation(
+                "slotsWhyNot",
+                "Slots",
+                "Why a start is not bookable, host by host (this service's extension)",
+                {"200": _answer(_success(team_openapi.WHY_NOT))},
+                parameters=team_openapi.why_not_parameters(_query),
+                errors=(404,),
+            )
+        },
+        **team_openapi.team_event_type_paths(
+            operation=_operation,
+            answer=_answer,
+            success=_success,
+            path=_path,
+            ref=_ref,
+            create=EVENT_TYPE_CREATE,
+            update=EVENT_TYPE_UPDATE,
+        ),
+        **team_openapi.reassign_paths(operation=_operation, answer=_answer, success=_success, path=_path),
     }
     return {
         "openapi": "3.0.3",
@@ -955,6 +996,7 @@ def build() -> dict:
                 "OffsetPagination": OFFSET_PAGINATION,
                 "CursorPagination": CURSOR_PAGINATION,
                 "EventType_2024_06_14": EVENT_TYPE,
+                "TeamEventType_2024_06_14": team_openapi.team_event_type_schema(EVENT_TYPE),
                 "EventType_2024_04_15": LEGACY_EVENT_TYPE,
                 "EventTypeGroups_2024_04_15": EVENT_TYPE_GROUPS,
                 "Slots": SLOTS,

@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import User
-from scheduling.models import Attendee, Booking, BookingStatus
+from scheduling.models import Attendee, Booking, BookingHost, BookingStatus
 from scheduling.selectors.bookings import booking_list
 from webhooks.models import Webhook
 from webhooks.selectors import webhook_list
@@ -55,7 +55,8 @@ def bookings_v2(
         attendee_emails=(attendee_email,) if attendee_email else (),
         order_by=order_by,
     ).prefetch_related(
-        Prefetch("rescheduled_to", queryset=Booking.objects.order_by("id").only("id", "uid", "rescheduled_from"))
+        Prefetch("rescheduled_to", queryset=Booking.objects.order_by("id").only("id", "uid", "rescheduled_from")),
+        Prefetch("team_hosts", queryset=BookingHost.objects.select_related("user").order_by("id")),
     )
     if statuses:
         condition = Q()

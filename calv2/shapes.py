@@ -131,7 +131,8 @@ def booking_2024_08_13(booking) -> dict:
         "uid": booking.uid,
         "title": booking.title,
         "description": booking.description,
-        "hosts": [_person(booking.organizer)],
+        # The organizer, then a team booking's other hosts (`BookingHost`).
+        "hosts": [_person(booking.organizer), *(_person(row.user) for row in booking.team_hosts.all())],
         "status": booking.status.lower(),
         "start": iso_ms(booking.start_time),
         "end": iso_ms(booking.end_time),

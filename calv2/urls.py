@@ -3,7 +3,17 @@
 from django.urls import path, re_path
 
 from calv2 import openapi
-from calv2.views import bookings, event_types, profile, schedules, slots, webhooks
+from calv2.views import (
+    bookings,
+    event_types,
+    profile,
+    schedules,
+    slots,
+    team_memberships,
+    teams,
+    webhooks,
+    why_not,
+)
 from core import views as core_views
 
 UID = "<str:uid>"
@@ -32,8 +42,35 @@ urlpatterns = [
     path(f"bookings/{UID}/decline", bookings.BookingDeclineView.as_view(), name="v2-booking-decline"),
     path(f"bookings/{UID}/mark-absent", bookings.BookingMarkAbsentView.as_view(), name="v2-booking-mark-absent"),
     path(f"bookings/{UID}/attendees", bookings.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
+    path(f"bookings/{UID}/reassign", teams.BookingReassignView.as_view(), name="v2-booking-reassign"),
+    path(f"bookings/{UID}/reassign/<int:user_id>", teams.BookingReassignView.as_view(), name="v2-booking-reassign-to"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),
-    path("teams", profile.TeamsView.as_view(), name="v2-teams"),
+    path("slots/why-not", why_not.WhyNotView.as_view(), name="v2-slots-why-not"),
+    path("teams", team_memberships.TeamListView.as_view(), name="v2-teams"),
+    path("teams/<int:team_id>", team_memberships.TeamView.as_view(), name="v2-team"),
+    path("teams/<int:team_id>/bookings", team_memberships.TeamBookingsView.as_view(), name="v2-team-bookings"),
+    path("teams/<int:team_id>/memberships", team_memberships.TeamMembershipsView.as_view(), name="v2-team-memberships"),
+    path(
+        "teams/<int:team_id>/memberships/<int:membership_id>",
+        team_memberships.TeamMembershipView.as_view(),
+        name="v2-team-membership",
+    ),
+    path("teams/<int:team_id>/event-types", teams.TeamEventTypesView.as_view(), name="v2-team-event-types"),
+    path(
+        "teams/<int:team_id>/event-types/<int:event_type_id>",
+        teams.TeamEventTypeView.as_view(),
+        name="v2-team-event-type",
+    ),
+    path(
+        "teams/<int:team_id>/event-types/<int:event_type_id>/webhooks",
+        teams.TeamEventTypeWebhooksView.as_view(),
+        name="v2-team-event-type-webhooks",
+    ),
+    path(
+        "teams/<int:team_id>/event-types/<int:event_type_id>/webhooks/<uuid:webhook_id>",
+        teams.TeamEventTypeWebhookView.as_view(),
+        name="v2-team-event-type-webhook",
+    ),
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).
     re_path(r"^", core_views.api_not_found, name="v2-not-found"),

@@ -79,6 +79,13 @@ class Availability(models.Model):
         return mask
 
 
+class SchedulingType(models.TextChoices):
+    """How a team event type uses its hosts (Cal.com's `schedulingType`)."""
+
+    COLLECTIVE = "COLLECTIVE"  # every host attends: a time is offered when all of them are free
+    ROUND_ROBIN = "ROUND_ROBIN"  # one round-robin host is assigned, plus every fixed host
+
+
 class EventType(models.Model):
     """Something that can be booked; owned by exactly one user or one team."""
 
@@ -104,6 +111,11 @@ class EventType(models.Model):
     # Cal.com's `recurringEvent`: {"freq": 0|1|2 (yearly, monthly, weekly), "interval": 1-20, "count":
     # 1-24}, or null for a one-off meeting (scheduling.recurrence).
     recurring_event = models.JSONField(null=True, blank=True)
+    # A team event type's hosts (`Host`, scheduling.hosts): empty for a personal event type, and for a
+    # team event type whose one host is the owner of its schedule.
+    scheduling_type = models.CharField(max_length=11, choices=SchedulingType.choices, blank=True, default="")
+    # Every accepted member of the team is a host, present and future (Cal.com's `assignAllTeamMembers`).
+    assign_all_team_members = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -112,6 +124,10 @@ class EventType(models.Model):
             models.CheckConstraint(
                 condition=Q(owner__isnull=False, team__isnull=True) | Q(owner__isnull=True, team__isnull=False),
                 name="event_type_one_owner",
+            ),
+            models.CheckConstraint(
+                condition=Q(scheduling_type="") | Q(scheduling_type__in=SchedulingType.values, team__isnull=False),
+                name="event_type_scheduling_type_of_team",
             ),
             models.CheckConstraint(condition=Q(length__gt=0), name="event_type_length_positive"),
             models.CheckConstraint(
@@ -132,6 +148,36 @@ class EventType(models.Model):
 
     def __str__(self):
         return self.title
+
+
+DEFAULT_HOST_PRIORITY = 2
+DEFAULT_HOST_WEIGHT = 100
+
+
+class Host(models.Model):
+    """A member of a team event type's team who is booked through it (Cal.com's `Host`).
+
+    Tied to the membership: when the member leaves the team (the membership is deleted), the row
+    goes with it. `priority` 0 (lowest) … 4 (highest) and `weight` steer round-robin assignment;
+    a fixed host (`is_fixed`) attends every booking of a round-robin event type."""
+
+    event_type = models.ForeignKey(EventType, on_delete=models.CASCADE, related_name="hosts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    membership = models.ForeignKey("accounts.Membership", on_delete=models.CASCADE, related_name="+")
+    is_fixed = models.BooleanField(default=False)
+    priority = models.PositiveSmallIntegerField(default=DEFAULT_HOST_PRIORITY)
+    weight = models.PositiveIntegerField(default=DEFAULT_HOST_WEIGHT)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["event_type", "user"], name="host_event_type_user_unique"),
+            models.CheckConstraint(condition=Q(priority__lte=4), name="host_priority_range"),
+        ]
+        indexes = [models.Index(fields=["user"], name="host_user")]
+
+    def __str__(self):
+        return f"{self.user_id} hosts {self.event_type_id}"
 
 
 class BookingStatus(models.TextChoices):
@@ -199,6 +245,23 @@ class Booking(models.Model):
 
     def __str__(self):
         return f"{self.title} ({self.uid})"
+
+
+class BookingHost(models.Model):
+    """A host of a team booking besides its organizer: every other host of a collective event type,
+    the fixed hosts of a round-robin one (Cal.com's `team.members`). Their time is busy like the
+    organizer's while the booking is ACCEPTED or PENDING."""
+
+    booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="team_hosts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["booking", "user"], name="booking_host_unique")]
+        indexes = [models.Index(fields=["user", "booking"], name="booking_host_user")]
+
+    def __str__(self):
+        return f"{self.user_id} on {self.booking_id}"
 
 
 class Attendee(models.Model):

@@ -20,7 +20,9 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
+from accounts.models import Team, User
 from core.datetimes import iso_utc, iso_utc_ms
+from scheduling.models import BookingHost
 
 BOOKING_CREATED = "BOOKING_CREATED"
 BOOKING_REQUESTED = "BOOKING_REQUESTED"
@@ -104,7 +106,7 @@ OPTIONAL_KEYS = {
     BOOKING_PAID: ("paymentId",),
 }
 # Every booking trigger may carry `smsReminderNumber` (when the booker gave one).
-ANY_TRIGGER_OPTIONAL_KEYS = ("smsReminderNumber",)
+ANY_TRIGGER_OPTIONAL_KEYS = ("smsReminderNumber", "team")
 
 # BOOKING_NO_SHOW_UPDATED: Cal.com sends what changed, not the calendar event.
 NO_SHOW_KEYS = ("message", "attendees", "bookingUid", "bookingId")
@@ -264,6 +266,18 @@ def attendee_payload(booking, attendee, start: datetime) -> dict:
     }
 
 
+def team_payload(booking, event_type, start: datetime) -> dict:
+    """Cal.com's `team` of a team booking: the team, and the hosts attending beside the organizer
+    (each shaped as the organizer is)."""
+    members = User.objects.filter(pk__in=BookingHost.objects.filter(booking=booking).values("user_id")).order_by("pk")
+    team = Team.objects.only("name").get(pk=event_type.team_id)
+    return {
+        "name": team.name,
+        "members": [organizer_payload(member, start) for member in members],
+        "id": event_type.team_id,
+    }
+
+
 def booking_metadata(booking) -> dict:
     """The booking's metadata; `videoCallUrl` is the location when that is a link, as Cal.com adds it."""
     metadata = dict(booking.metadata) if isinstance(booking.metadata, dict) else {}
@@ -326,7 +340,7 @@ def booking_payload(
         "seatsShowAttendees": True,
         "seatsPerTimeSlot": None,
         "seatsShowAvailabilityCount": True,
-        "schedulingType": None,
+        "schedulingType": (event_type.scheduling_type or None) if event_type else None,
         "disableCancelling": False,
         "disableRescheduling": False,
         "iCalUID": ical_uid(booking),
@@ -344,6 +358,8 @@ def booking_payload(
     }
     if booking.sms_reminder_number:
         payload["smsReminderNumber"] = booking.sms_reminder_number
+    if event_type is not None and event_type.scheduling_type:
+        payload["team"] = team_payload(booking, event_type, start)
     if recurring_event is not None:
         payload["recurringEvent"] = recurring_event
     if trigger == BOOKING_CANCELLED:

@@ -1,11 +1,24 @@
+from django.urls import path
+
 from core.viewsets import ResourceRouter
+from scheduling.views.availability import AvailabilityViewSet, UserAvailabilityViewSet
 from scheduling.views.bookings import BookingViewSet
 from scheduling.views.event_types import EventTypeViewSet
 from scheduling.views.slots import SlotViewSet
+from scheduling.views.why_not import WhyNotViewSet
 
 router = ResourceRouter()
 router.register("event-types", EventTypeViewSet, basename="event-type")
 router.register("slots", SlotViewSet, basename="slot")
 router.register("bookings", BookingViewSet, basename="booking")
+router.register("availability", AvailabilityViewSet, basename="availability")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("slots/why-not", WhyNotViewSet.as_view({"get": "list"}), name="slot-why-not"),
+    *router.urls,
+    path(
+        "users/<str:user_id>/availability",
+        UserAvailabilityViewSet.as_view({"get": "list"}),
+        name="user-availability",
+    ),
+]

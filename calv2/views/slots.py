@@ -9,11 +9,12 @@ from calv2 import selectors, shapes
 from calv2.views.base import V2View
 from core.exceptions import NotFound
 from core.limits import limit
-from core.query import Choice, Instant, Integer, ListOf, QueryParameters, Text, TimeZone
+from core.query import Boolean, Choice, Instant, Integer, ListOf, QueryParameters, Text, TimeZone
 from core.scopes import (
     READ_BOOKING,
 )
 from scheduling.selectors.slots import available_slots
+from scheduling.selectors.team_slots import slots_with_hosts
 from scheduling.services.booking_requests import event_type_named, refuse_unsupported
 
 
@@ -33,6 +34,7 @@ class SlotQuery(QueryParameters):
     duration = Integer(minimum=1, maximum=1440)
     format = Choice(["time", "range"], default="time")
     booking_uid_to_reschedule = Text(description="A booking being moved: its own time counts as free.")
+    include_hosts = Boolean(default=False, description="This service's extension: each slot lists who is free.")
 
 
 def _event_type(request, query: dict):
@@ -70,7 +72,7 @@ class SlotsView(V2View):
             moving = selectors.booking_v2_by_uid(user=request.user, uid=query["booking_uid_to_reschedule"])
             if moving is None:
                 raise NotFound(f"Booking with uid={query['booking_uid_to_reschedule']} not found.")
-        grouped = available_slots(
+        grouped = (slots_with_hosts if query["include_hosts"] else available_slots)(
             event_type=event_type,
             range_start=start,
             range_end=end,
@@ -87,6 +89,8 @@ class SlotsView(V2View):
                 item = {"start": shapes.local_iso_ms(slot_start, time_zone)}
                 if query["format"] == "range":
                     item["end"] = shapes.local_iso_ms(slot_start + length, time_zone)
+                if "hosts" in slot:
+                    item["hosts"] = slot["hosts"]
                 items.append(item)
             data[day] = items
         return self.success(data)

@@ -1,6 +1,7 @@
 """Which bookings a caller may see, as Cal.com v1 decided it for a single booking: those they
 organise, those of event types they own, those of teams where they are an accepted ADMIN or OWNER,
-and those they attend (an attendee with their email address); system admins see all. The list, the
+those they attend (an attendee with their email address, or a host of a team booking); system
+admins see all. The list, the
 detail view, every change (edit, confirm or reject, reschedule, cancel) and `rescheduleUid` read
 this one rule, so whoever receives a booking's webhook events (the organizer's, the event type's
 and the team's webhooks, `webhooks.selectors.booking_webhooks`) may also open the booking."""
@@ -14,7 +15,7 @@ from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, Que
 
 from accounts.models import Membership, MembershipRole, User
 from core.compiled_queries import AnyOf, IdArray, Parameter
-from scheduling.models import Attendee, Booking
+from scheduling.models import Attendee, Booking, BookingHost
 
 
 def booking_list(
@@ -101,6 +102,8 @@ def _visible_ids() -> tuple[str, tuple]:
             Attendee.objects.filter(email=Parameter("email", User._meta.get_field("email")))
             .values("booking_id")
             .order_by(),
+            # Team bookings they attend as a host without organizing them.
+            BookingHost.objects.filter(user_id=user).values("booking_id").order_by(),
         )
     )
     sql, params = ids.query.get_compiler(DEFAULT_DB_ALIAS).as_sql()

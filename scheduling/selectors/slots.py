@@ -6,10 +6,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db.models import Q
+
 from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
+from scheduling.selectors.hosts import is_team_hosted
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
@@ -68,21 +71,23 @@ def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | 
 @functools.cache
 def _busy_query(*, excluding: bool) -> CompiledValues:
     """`_busy`'s bookings (with their event types' buffers), compiled once per process, as
-    `_rules_query`; one variant leaves one booking out (a reschedule's own)."""
+    `_rules_query`; one variant leaves one booking out (a reschedule's own). The host's own bookings
+    and, in the same statement, the team bookings they attend beside another organizer
+    (`BookingHost`)."""
     moment = Booking._meta.get_field("start_time")
-    bookings = Booking.objects.filter(
-        organizer_id=Parameter("host_id", User._meta.pk),
+    host_id = Parameter("host_id", User._meta.pk)
+    near = Q(
         status__in=BLOCKING_STATUSES,
         start_time__lt=Parameter("end", moment),
         end_time__gt=Parameter("start", moment),
     )
+    own = Booking.objects.filter(near, organizer_id=host_id).order_by()
+    attended = Booking.objects.filter(near, team_hosts__user_id=host_id).order_by()
     if excluding:
-        bookings = bookings.exclude(pk=Parameter("excluded", Booking._meta.pk))
-    return CompiledValues(
-        bookings.values_list(
-            "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
-        )
-    )
+        own = own.exclude(pk=Parameter("excluded", Booking._meta.pk))
+        attended = attended.exclude(pk=Parameter("excluded", Booking._meta.pk))
+    columns = ("start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer")
+    return CompiledValues(own.values_list(*columns).union(attended.values_list(*columns), all=True))
 
 
 def slot_request_for(
@@ -122,6 +127,19 @@ def slot_is_offered(
     *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None
 ) -> bool:
     """Whether `start` is exactly a slot that GET /slots offers (ignoring `exclude_booking_id`)."""
+    if is_team_hosted(event_type):
+        from scheduling.selectors.team_slots import team_slot_hosts  # it builds on this module
+
+        # A booking being written whose host `booking_host` found free at this start, under the
+        # hosts' locks (scheduling.services.assignment.AssignedSlot): no need to ask again.
+        assigned = getattr(event_type, "_assigned", None)
+        if assigned is not None and (assigned.start, assigned.now, assigned.excluded) == (
+            start,
+            now,
+            exclude_booking_id,
+        ):
+            return True
+        return bool(team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=exclude_booking_id))
     request = slot_request_for(
         event_type=event_type,
         range_start=start,
@@ -176,6 +194,17 @@ def available_slots(
     the event type's count) is free: the availability and bookings are then loaded once, as far
     ahead as the last occurrence of a series starting in the range can fall. `exclude_booking_id`: a
     booking being rescheduled, whose own time counts as free (as the reschedule itself counts it)."""
+    if is_team_hosted(event_type):
+        from scheduling.selectors.team_slots import team_available_slots  # it builds on this module
+
+        return team_available_slots(
+            event_type=event_type,
+            range_start=range_start,
+            range_end=range_end,
+            time_zone=time_zone,
+            now=now,
+            exclude_booking_id=exclude_booking_id,
+        )
     recurrence, count = _recurrence_and_count(event_type, recurring_count)
     is_series = recurrence is not None and count > 1
     load_until = range_end

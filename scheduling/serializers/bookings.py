@@ -46,6 +46,16 @@ class AttendeeSerializer(ApiSerializer):
     locale = serializers.CharField(read_only=True)
 
 
+class BookingTeamMemberSerializer(ApiSerializer):
+    """A host attending a team booking beside its organizer: the compact user."""
+
+    id = serializers.IntegerField(source="user_id", read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
+    name = serializers.CharField(source="user.name", read_only=True)
+    email = serializers.EmailField(source="user.email", read_only=True)
+    time_zone = serializers.CharField(source="user.time_zone", read_only=True)
+
+
 class BookingSerializer(ApiSerializer):
     id = serializers.IntegerField(read_only=True)
     uid = serializers.CharField(read_only=True)
@@ -64,6 +74,13 @@ class BookingSerializer(ApiSerializer):
     custom_inputs = serializers.JSONField(read_only=True)
     sms_reminder_number = serializers.SerializerMethodField()
     attendees = AttendeeSerializer(many=True, read_only=True)
+    team_members = BookingTeamMemberSerializer(
+        source="team_hosts",
+        many=True,
+        read_only=True,
+        help_text="A team booking's other hosts (every other host of a collective event type, the fixed "
+        "hosts of a round-robin one); empty for other bookings.",
+    )
     cancellation_reason = serializers.SerializerMethodField()
     cancelled_by = serializers.SerializerMethodField()
     rescheduled = serializers.BooleanField(read_only=True)

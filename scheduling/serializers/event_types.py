@@ -35,6 +35,24 @@ class RecurringEventSerializer(ApiSerializer):
         return super().to_internal_value(data)
 
 
+SCHEDULING_TYPES = ("ROUND_ROBIN", "COLLECTIVE")
+
+
+class HostSerializer(ApiSerializer):
+    """A host of a team event type (Cal.com v1's `hosts[]`)."""
+
+    user_id = serializers.IntegerField(min_value=1, help_text="An accepted member of the event type's team.")
+    is_fixed = serializers.BooleanField(
+        required=False, default=False, help_text="Round robin: attends every booking, beside the assigned host."
+    )
+    priority = serializers.IntegerField(
+        required=False, default=2, min_value=0, max_value=4, help_text="Round robin: 0 (lowest) to 4 (highest)."
+    )
+    weight = serializers.IntegerField(
+        required=False, default=100, min_value=0, max_value=MAX_PRICE, help_text="Round robin: share of bookings."
+    )
+
+
 class EventTypeSerializer(ApiSerializer):
     id = serializers.IntegerField(read_only=True)
     user_id = serializers.IntegerField(source="owner_id", read_only=True, allow_null=True)
@@ -57,6 +75,16 @@ class EventTypeSerializer(ApiSerializer):
     recurring_event = serializers.SerializerMethodField(
         help_text="How a booking repeats (Cal.com's `recurringEvent`), or null for one-off meetings."
     )
+    scheduling_type = serializers.SerializerMethodField(
+        help_text="A team event type's use of its hosts: ROUND_ROBIN, COLLECTIVE, or null (one host)."
+    )
+    hosts = HostSerializer(many=True, read_only=True)
+    assign_all_team_members = serializers.BooleanField(read_only=True)
+
+    @extend_schema_field({"type": "string", "enum": list(SCHEDULING_TYPES), "nullable": True})
+    @reads("scheduling_type")
+    def get_scheduling_type(self, event_type) -> str | None:
+        return event_type.scheduling_type or None
 
     @extend_schema_field(RecurringEventSerializer(allow_null=True))
     @reads("recurring_event")
@@ -112,6 +140,15 @@ class EventTypeCreateSerializer(ApiSerializer):
     slot_interval = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MINUTES_PER_DAY)
     recurring_event = RecurringEventSerializer(
         required=False, allow_null=True, help_text="null (or absent) for one-off meetings."
+    )
+    scheduling_type = serializers.ChoiceField(
+        choices=SCHEDULING_TYPES, required=False, allow_null=True, help_text="Team event types only."
+    )
+    hosts = HostSerializer(
+        many=True, required=False, max_length=500, help_text="Replaces the whole list; team event types only."
+    )
+    assign_all_team_members = serializers.BooleanField(
+        required=False, help_text="Every accepted member of the team, present and future, is a host."
     )
 
 

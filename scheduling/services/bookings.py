@@ -24,7 +24,13 @@ from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
-from scheduling.selectors.slots import event_type_host, slot_is_offered
+from scheduling.selectors.slots import slot_is_offered
+from scheduling.services.assignment import (
+    booking_host,
+    booking_host_stays_free,
+    booking_team_hosts_add,
+    rescheduled_host,
+)
 from webhooks.models import Webhook, WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers, schedule_meeting_triggers
@@ -127,6 +133,7 @@ def _book(
         previous.save(update_fields=["status", "rescheduled", "updated_at"])
         cancel_meeting_triggers(booking=previous)
     _save_without_overlap(booking)
+    booking_team_hosts_add(booking=booking)
     for attendee in attendees:
         attendee.booking_id = booking.pk  # the key, not the object: the booking will hold its attendees
     Attendee.objects.bulk_create(attendees)
@@ -212,7 +219,7 @@ def booking_create(
         if previous.event_type_id != event_type.pk:
             detail = f"Booking {previous.uid} is of event type {previous.event_type_id}, not {event_type.pk}."
             raise ValidationError({"eventTypeId": detail})
-    host = event_type_host(event_type)
+    host = booking_host(event_type=event_type, start=start, now=now, previous=previous)
     if host is None:
         raise _not_offered(event_type, start)
     if previous is not None:
@@ -292,7 +299,7 @@ def booking_reschedule_as_new(
     event_type = previous.event_type
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="end")
     new_booking = Booking(
-        organizer=previous.organizer,
+        organizer=rescheduled_host(previous=previous, start=start, now=now),
         event_type=event_type,
         title=previous.title,
         description=previous.description,
@@ -380,6 +387,7 @@ def booking_reschedule(
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="endTime")
     if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk):
         raise _not_offered(event_type, start)
+    booking_host_stays_free(booking=booking, start=start, now=now)
     previous = copy.copy(booking)
     booking.start_time = start
     booking.end_time = start + length

@@ -10,6 +10,7 @@ from accounts.models import Team, User
 from core.exceptions import Conflict, Forbidden
 from scheduling.models import EventType, Schedule
 from scheduling.selectors.event_types import user_is_team_member, user_manages_team
+from scheduling.services.hosts import event_type_hosts_set, pop_host_fields
 
 EDITABLE_FIELDS = (
     "title",
@@ -112,6 +113,7 @@ def event_type_create(
     an operator: `user=None`)."""
     if user is None and team_id is None:
         raise ValidationError("An event type belongs to a user or to a team.")
+    host_fields = pop_host_fields(fields)
     event_type = EventType(owner=None if team_id is not None else user, team_id=team_id, **fields)
     if team_id is not None and user is not None and not user.is_system_admin:
         if not user_is_team_member(user=user, team_id=team_id):
@@ -121,7 +123,7 @@ def event_type_create(
     elif team_id is not None and not Team.objects.filter(pk=team_id).exists():
         raise ValidationError({"teamId": f"Team {team_id} does not exist."})
     event_type.schedule = _schedule_for(actor=user, event_type=event_type, schedule_id=schedule_id)
-    return _save(event_type)
+    return event_type_hosts_set(event_type=_save(event_type), **host_fields)
 
 
 @transaction.atomic
@@ -137,13 +139,14 @@ def event_type_create_as(
 @transaction.atomic
 def event_type_update(*, event_type: EventType, actor: User | None, **fields) -> EventType:
     _check_can_manage(actor=actor, event_type=event_type)
+    host_fields = pop_host_fields(fields)
     if "schedule_id" in fields:
         event_type.schedule = _schedule_for(actor=actor, event_type=event_type, schedule_id=fields.pop("schedule_id"))
     for name, value in fields.items():
         if name not in EDITABLE_FIELDS:
             raise ValidationError({name: "This field cannot be changed."})
         setattr(event_type, name, value)
-    return _save(event_type)
+    return event_type_hosts_set(event_type=_save(event_type), **host_fields)
 
 
 @transaction.atomic

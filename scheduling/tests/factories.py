@@ -4,7 +4,7 @@ import factory
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Schedule
+from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Host, Schedule
 
 WEEKDAYS = Availability.mask_for([1, 2, 3, 4, 5])
 
@@ -49,6 +49,30 @@ class EventTypeFactory(factory.django.DjangoModelFactory):
     slug = factory.Sequence(lambda n: f"meeting-{n}")
     length = 30
     schedule = factory.SubFactory(ScheduleFactory, user=factory.SelfAttribute("..owner"))
+
+
+class TeamEventTypeFactory(EventTypeFactory):
+    """A team event type whose slots come from its hosts (`HostFactory`)."""
+
+    owner = None
+    team = factory.SubFactory("accounts.tests.factories.TeamFactory")
+    schedule = None
+    scheduling_type = "ROUND_ROBIN"
+
+
+class HostFactory(factory.django.DjangoModelFactory):
+    """A host: an accepted member of the event type's team (the membership is made if missing)."""
+
+    class Meta:
+        model = Host
+
+    event_type = factory.SubFactory(TeamEventTypeFactory)
+    user = factory.SubFactory(UserFactory)
+    membership = factory.LazyAttribute(
+        lambda host: host.user.memberships.get_or_create(team_id=host.event_type.team_id, defaults={"accepted": True})[
+            0
+        ]
+    )
 
 
 class BookingFactory(factory.django.DjangoModelFactory):

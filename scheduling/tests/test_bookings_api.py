@@ -323,18 +323,18 @@ def test_non_admin_filtering_by_another_user_is_forbidden(api_client, key):
 def test_list_query_count_does_not_grow_with_rows(api_client, django_assert_num_queries, organizer, key):
     BookingFactory(organizer=organizer)
     api_client.get("/v1/bookings", **bearer(key))  # the key's lastUsedAt is written on first use
-    # credential, bookings with organizer and event type, attendees; a list that ends on its page
+    # credential, bookings with organizer and event type, attendees, team members; a list that ends on its page
     # needs no COUNT (one that does not is counted: core/tests/test_api_framework.py)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         response = api_client.get("/v1/bookings", **bearer(key))
     assert len(response.json()["bookings"]) == 1
     for _ in range(49):
         BookingFactory(organizer=organizer, attendees=[{}, {}])
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         response = api_client.get("/v1/bookings", **bearer(key))
     assert len(response.json()["bookings"]) == 50
     last = Booking.objects.last()
-    with django_assert_num_queries(3):  # credential, booking with organizer and event type, attendees
+    with django_assert_num_queries(4):  # credential, booking with organizer and event type, attendees, team members
         assert api_client.get(f"/v1/bookings/{last.pk}", **bearer(key)).json()["booking"]["uid"] == last.uid
 
 
@@ -546,7 +546,7 @@ def test_booking_rows_write_what_model_instances_write(django_assert_num_queries
     admin = UserFactory(role="ADMIN")
 
     for user, count in ((organizer, 3), (admin, 4)):
-        with django_assert_num_queries(2):  # bookings with organizer and event type, attendees
+        with django_assert_num_queries(3):  # bookings with organizer and event type, attendees, team members
             rows = list(read_rows(booking_list(user=user), BookingSerializer))
         models = list(booking_list(user=user))
         assert len(rows) == count

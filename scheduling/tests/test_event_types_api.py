@@ -59,6 +59,9 @@ def test_create_personal_event_type(api_client, user, key):
         "afterEventBuffer": 10,
         "slotInterval": 15,
         "recurringEvent": None,
+        "schedulingType": None,
+        "hosts": [],
+        "assignAllTeamMembers": False,
     }
 
 

@@ -8,11 +8,12 @@ from rest_framework.response import Response
 
 from core.exceptions import NotFound
 from core.limits import limit
-from core.query import Instant, Integer, QueryParameters, TimeZone
+from core.query import Boolean, Instant, Integer, QueryParameters, TimeZone
 from core.scopes import READ_BOOKING
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
 from scheduling.selectors.slots import available_slots
+from scheduling.selectors.team_slots import slots_with_hosts
 from scheduling.services.recurring import checked_count
 
 
@@ -30,10 +31,23 @@ class SlotQuery(QueryParameters):
         description="A recurring event type: only starts whose series of this many occurrences is free "
         "(default: the event type's `recurringEvent.count`).",
     )
+    include_hosts = Boolean(
+        default=False,
+        description="This service's extension: each slot also lists `hosts`, who is free then (a round-robin "
+        "event type's assignable hosts, a collective one's hosts, a personal one's owner). Not with recurringCount.",
+    )
+
+
+class SlotHostSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    username = serializers.CharField()
+    timeZone = serializers.CharField()
 
 
 class SlotSerializer(serializers.Serializer):
     time = serializers.CharField(help_text="ISO 8601 date-time with the offset of `timeZone` (`Z` in UTC).")
+    hosts = SlotHostSerializer(many=True, required=False, help_text="With includeHosts=true only.")
 
 
 # One object for the whole answer although `list` is the action: without many=False the OpenAPI
@@ -72,6 +86,13 @@ class SlotViewSet(ResourceViewSet):
         recurring_count = query["recurring_count"]
         if recurring_count is not None:
             checked_count(event_type, recurring_count)
+        if query["include_hosts"]:
+            if recurring_count is not None:
+                raise ValidationError({"includeHosts": ["Not with recurringCount."]})
+            slots = slots_with_hosts(
+                event_type=event_type, range_start=start, range_end=end, time_zone=time_zone, now=timezone.now()
+            )
+            return Response({"slots": slots})
         slots = available_slots(
             event_type=event_type,
             range_start=start,

@@ -215,6 +215,14 @@ NO_SHOW_PROPERTIES = {
 }
 
 
+TEAM = {
+    "type": "object",
+    "properties": {"name": STRING, "members": {"type": "array", "items": ORGANIZER}, "id": INTEGER},
+    "required": ["name", "members", "id"],
+    "additionalProperties": False,
+}
+
+
 def payload_schema(trigger: str) -> dict:
     if trigger == WebhookTrigger.BOOKING_NO_SHOW_UPDATED:
         properties, required = NO_SHOW_PROPERTIES, list(NO_SHOW_PROPERTIES)
@@ -225,6 +233,7 @@ def payload_schema(trigger: str) -> dict:
         properties = {
             **BOOKING_PROPERTIES,
             "smsReminderNumber": STRING,
+            "team": TEAM,  # a team booking's (scheduling/tests/test_team_bookings.py)
             **ONLY_WHEN_THEY_APPLY.get(trigger, {}),
         }
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

@@ -1,0 +1,167 @@
+"""The database side of a team event type's slots: each host's windows (from their default
+schedule, in its zone) and busy time (`_busy`: their bookings of every event type, and whatever
+else counts as busy there), handed to the pure `scheduling.team_slots` functions."""
+
+from datetime import datetime, timedelta
+
+from scheduling.models import EventType, Schedule
+from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
+from scheduling.selectors.slots import _busy, _rules, available_slots, event_type_host
+from scheduling.slots import SlotRequest, available_windows, group_by_day
+from scheduling.team_slots import HostTimes, SlotRules, team_slots
+
+
+def _margin(event_type: EventType) -> timedelta:
+    # As for one host: windows are built per local day, and bookings' buffers reach out.
+    return timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer + event_type.after_event_buffer)
+
+
+def host_times(
+    *,
+    host: TeamHost,
+    rules: SlotRules,
+    margin: timedelta,
+    exclude_booking_id: int | None = None,
+    schedule: Schedule | None = None,
+) -> HostTimes:
+    """One host's availability windows and busy periods around the rules' range, from `schedule`
+    or else their default one. A host without a schedule is never available."""
+    user = host.user
+    if schedule is None and user.default_schedule_id is not None:
+        schedule = user.default_schedule
+    first, last = rules.range_start - margin, rules.range_end + margin
+    busy = _busy(user, first, last, exclude_booking_id)
+    if schedule is None:
+        return HostTimes(user_id=user.pk, windows=[], busy=list(busy))
+    weekly, overrides = _rules(schedule, first.date(), last.date())
+    request = SlotRequest(
+        time_zone=schedule.time_zone,
+        weekly_rules=weekly,
+        overrides=overrides,
+        length=rules.length,
+        range_start=rules.range_start,
+        range_end=rules.range_end,
+        now=rules.now,
+    )
+    return HostTimes(user_id=user.pk, windows=available_windows(request), busy=list(busy))
+
+
+def slot_rules(*, event_type: EventType, range_start: datetime, range_end: datetime, now: datetime) -> SlotRules:
+    return SlotRules(
+        length=event_type.length,
+        interval=event_type.slot_interval,
+        minimum_notice=event_type.minimum_booking_notice,
+        before_buffer=event_type.before_event_buffer,
+        after_buffer=event_type.after_event_buffer,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+    )
+
+
+def team_free_hosts(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+    hosts: list[TeamHost] | None = None,
+) -> dict[datetime, list[int]]:
+    """`{start: [ids of the hosts free then]}` for the starts offered in [range_start, range_end):
+    the round-robin hosts free at each start, or every host when all of them attend."""
+    if hosts is None:
+        hosts = team_hosts(event_type)
+    rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
+    margin = _margin(event_type)
+    times = [
+        (host_times(host=host, rules=rules, margin=margin, exclude_booking_id=exclude_booking_id), host.is_fixed)
+        for host in hosts
+    ]
+    return team_slots(times, rules)
+
+
+def team_slot_hosts(
+    *,
+    event_type: EventType,
+    start: datetime,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+    hosts: list[TeamHost] | None = None,
+) -> list[int]:
+    """The ids of the hosts free at exactly `start` (empty: `start` is not offered)."""
+    free = team_free_hosts(
+        event_type=event_type,
+        range_start=start,
+        range_end=start + timedelta(minutes=1),
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+        hosts=hosts,
+    )
+    return free.get(start, [])
+
+
+def team_available_slots(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    time_zone: str,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+) -> dict[str, list[dict[str, str]]]:
+    """GET /slots of a team event type, grouped by day in `time_zone` as for one host."""
+    free = team_free_hosts(
+        event_type=event_type,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+    )
+    return group_by_day(free, time_zone)
+
+
+def _person(user) -> dict:
+    return {"id": user.pk, "name": user.name, "username": user.username, "timeZone": user.time_zone}
+
+
+def slots_with_hosts(
+    *,
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    time_zone: str,
+    now: datetime,
+    exclude_booking_id: int | None = None,
+) -> dict[str, list[dict]]:
+    """GET /slots with, on each slot, `hosts`: who is free then. For a round-robin event type, the
+    round-robin hosts one of whom would be assigned (fixed hosts attend every slot); for a
+    collective one, every host; for a personal event type, its owner."""
+    if not is_team_hosted(event_type):
+        grouped = available_slots(
+            event_type=event_type,
+            range_start=range_start,
+            range_end=range_end,
+            time_zone=time_zone,
+            now=now,
+            exclude_booking_id=exclude_booking_id,
+        )
+        host = event_type_host(event_type)
+        return {day: [{**slot, "hosts": [_person(host)]} for slot in slots] for day, slots in grouped.items()}
+    hosts = team_hosts(event_type)
+    people = {host.user.pk: _person(host.user) for host in hosts}
+    free = team_free_hosts(
+        event_type=event_type,
+        range_start=range_start,
+        range_end=range_end,
+        now=now,
+        exclude_booking_id=exclude_booking_id,
+        hosts=hosts,
+    )
+    grouped = group_by_day(free, time_zone)
+    # `group_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
+    free_hosts = iter(free.values())
+    return {
+        day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]
+        for day, slots in grouped.items()
+    }

@@ -1,0 +1,103 @@
+"""Why a start is or is not bookable: for each host, the rules that remove it.
+
+Rules, as the API names them:
+- `schedule`: the meeting does not fit inside the host's availability (weekly hours and date
+  overrides in the host's zone), or the host has no schedule;
+- `booking`: the meeting overlaps one of the host's bookings (with that booking's own buffers);
+- `buffer`: only the event type's buffers before or after the meeting overlap a busy period;
+- `calendar`: the meeting overlaps busy time that is not a booking of this service (a connected
+  calendar's);
+- `notice`: the start is sooner than the event type's minimum booking notice;
+- `interval`: every host is free, but the start is not on the slot grid (the event type's interval
+  from the start of the shared availability window);
+- `limit`: a booking limit; reserved, this service has no booking limits.
+"""
+
+from datetime import datetime, timedelta
+
+from scheduling.models import EventType
+from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
+from scheduling.selectors.slots import _busy_query, event_type_host, event_type_schedule
+from scheduling.selectors.team_slots import _margin, host_times, slot_rules, team_free_hosts
+from scheduling.team_slots import HostTimes
+
+RULES = ("schedule", "booking", "buffer", "calendar", "notice", "interval", "limit")
+
+
+def _overlaps(start: datetime, end: datetime, periods) -> bool:
+    return any(period_start < end and start < period_end for period_start, period_end in periods)
+
+
+def _booking_periods(user_id: int, start: datetime, end: datetime):
+    rows = _busy_query(excluding=False).rows(host_id=user_id, start=start, end=end, excluded=None)
+    return [
+        (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
+        for booking_start, booking_end, before, after in rows
+    ]
+
+
+def host_reasons(*, event_type: EventType, times: HostTimes, start: datetime, now: datetime) -> list[dict]:
+    """The rules that remove `start` for one host, each `{rule, detail}`."""
+    length = timedelta(minutes=event_type.length)
+    end = start + length
+    before = timedelta(minutes=event_type.before_event_buffer)
+    after = timedelta(minutes=event_type.after_event_buffer)
+    reasons = []
+    if not any(window_start <= start and end <= window_end for window_start, window_end in times.windows):
+        reasons.append({"rule": "schedule", "detail": "The meeting is outside the host's available hours."})
+    if start < now + timedelta(minutes=event_type.minimum_booking_notice):
+        detail = f"Bookings need {event_type.minimum_booking_notice} minutes' notice."
+        reasons.append({"rule": "notice", "detail": detail})
+    bookings = _booking_periods(times.user_id, start - before - timedelta(days=1), end + after + timedelta(days=1))
+    others = [period for period in times.busy if period not in bookings]
+    if _overlaps(start, end, bookings):
+        reasons.append({"rule": "booking", "detail": "The host has a booking then (with its buffers)."})
+    if _overlaps(start, end, others):
+        reasons.append({"rule": "calendar", "detail": "The host's calendar is busy then."})
+    if not _overlaps(start, end, times.busy) and _overlaps(start - before, end + after, times.busy):
+        detail = "The event type's buffers before or after the meeting overlap the host's busy time."
+        reasons.append({"rule": "buffer", "detail": detail})
+    return reasons
+
+
+def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
+    """Whether `start` is offered, and per host what removes it. For a round-robin event type a
+    start is offered when every fixed host and at least one round-robin host is free."""
+    team_hosted = is_team_hosted(event_type)
+    rules = slot_rules(event_type=event_type, range_start=start, range_end=start + timedelta(minutes=1), now=now)
+    margin = _margin(event_type)
+    if team_hosted:
+        hosts = team_hosts(event_type)
+        times = [host_times(host=host, rules=rules, margin=margin) for host in hosts]
+        free = team_free_hosts(
+            event_type=event_type, range_start=start, range_end=rules.range_end, now=now, hosts=hosts
+        )
+        offered = start in free
+    else:
+        user = event_type_host(event_type)
+        schedule = event_type_schedule(event_type)
+        hosts = [TeamHost(user=user, is_fixed=True, priority=2, weight=100)] if user is not None else []
+        times = [host_times(host=host, rules=rules, margin=margin, schedule=schedule) for host in hosts]
+        offered = bool(hosts) and not host_reasons(event_type=event_type, times=times[0], start=start, now=now)
+    answer_hosts = []
+    for host, host_time in zip(hosts, times, strict=True):
+        reasons = host_reasons(event_type=event_type, times=host_time, start=start, now=now)
+        answer_hosts.append({"userId": host.user.pk, "isFixed": host.is_fixed, "free": not reasons, "reasons": reasons})
+    team_reasons = []
+    if not offered and answer_hosts and _enough_free(answer_hosts):
+        detail = "Every host needed is free, but the start is not on the event type's slot grid."
+        team_reasons.append({"rule": "interval", "detail": detail})
+    return {
+        "eventTypeId": event_type.pk,
+        "start": start,
+        "bookable": offered,
+        "schedulingType": event_type.scheduling_type or None,
+        "reasons": team_reasons,
+        "hosts": answer_hosts,
+    }
+
+
+def _enough_free(hosts: list[dict]) -> bool:
+    fixed_free = all(host["free"] for host in hosts if host["isFixed"])
+    rotating = [host for host in hosts if not host["isFixed"]]
+    return fixed_free and (not rotating or any(host["free"] for host in rotating))

@@ -1,0 +1,105 @@
+"""Free slots of several hosts at once: pure functions over each host's availability windows and
+busy periods (UTC instants, built per host in the host's own zone by `scheduling.slots`), no
+database and no clock.
+
+A group of hosts who must all attend is offered a start when the start lies on the slot grid of a
+window of their *shared* availability (the intersection of their windows, each piece's grid
+running from its own start, as a single host's grid runs from their window's start), the meeting
+with the event type's buffers fits inside it, and no host of the group is busy then.
+
+- Collective: the group is every host.
+- Round robin: for each round-robin host, the group of that host and every fixed host; a start is
+  offered when at least one such group is free, and the round-robin hosts of the free groups are
+  the start's free hosts. With no round-robin host, the fixed hosts form the one group.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from scheduling.slots import _merge, _overlaps_busy
+
+Windows = list[tuple[datetime, datetime]]
+_TINY = timedelta(microseconds=1)  # `start < range_end` as `start <= range_end - _TINY`
+
+
+@dataclass(frozen=True)
+class SlotRules:
+    """The event type's side of the computation, the same for every host."""
+
+    length: int  # minutes
+    interval: int | None  # minutes; None = length
+    minimum_notice: int  # minutes
+    before_buffer: int  # minutes
+    after_buffer: int  # minutes
+    range_start: datetime
+    range_end: datetime
+    now: datetime
+
+
+@dataclass(frozen=True)
+class HostTimes:
+    """One host's merged availability windows and busy periods (bookings widened by their buffers)."""
+
+    user_id: int
+    windows: Windows
+    busy: Windows
+
+
+def intersect(first: Windows, second: Windows) -> Windows:
+    """The instants in both lists of sorted, disjoint windows."""
+    shared, i, j = [], 0, 0
+    while i < len(first) and j < len(second):
+        start, end = max(first[i][0], second[j][0]), min(first[i][1], second[j][1])
+        if start < end:
+            shared.append((start, end))
+        if first[i][1] < second[j][1]:
+            i += 1
+        else:
+            j += 1
+    return shared
+
+
+def group_slots(group: list[HostTimes], rules: SlotRules) -> list[datetime]:
+    """The starts at which every host of `group` is free (see the module's docstring)."""
+    if not group:
+        return []
+    windows = group[0].windows
+    for host in group[1:]:
+        windows = intersect(windows, host.windows)
+    busy = _merge([period for host in group for period in host.busy])
+    busy_ends = [end for _, end in busy]
+    length = timedelta(minutes=rules.length)
+    step = timedelta(minutes=rules.interval or rules.length)
+    before, after = timedelta(minutes=rules.before_buffer), timedelta(minutes=rules.after_buffer)
+    earliest = max(rules.range_start, rules.now + timedelta(minutes=rules.minimum_notice))
+    slots = []
+    for window_start, window_end in windows:
+        start = window_start
+        last = min(window_end - length, rules.range_end - _TINY)
+        while start <= last:
+            if start >= earliest and not (
+                busy and _overlaps_busy(start - before, start + length + after, busy, busy_ends)
+            ):
+                slots.append(start)
+            start += step
+    return slots
+
+
+def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[datetime, list[int]]:
+    """`{start: [free host ids]}` in start order. `hosts` pairs each host's times with whether the
+    host is fixed (every host of a collective event type is). The ids listed are the round-robin
+    hosts free at that start, or, when every host is fixed, all of them."""
+    fixed = [times for times, is_fixed in hosts if is_fixed]
+    rotating = [times for times, is_fixed in hosts if not is_fixed]
+    if not rotating:
+        everyone = [times.user_id for times in fixed]
+        return {start: list(everyone) for start in group_slots(fixed, rules)}
+    free: defaultdict[datetime, list[int]] = defaultdict(list)
+    for host in rotating:
+        user_id = host.user_id
+        for start in group_slots([*fixed, host], rules):
+            free[start].append(user_id)
+    return dict(sorted(free.items()))
