@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "payments",
     "webhooks",
     "calv2",
+    "integrations",
     "demo",
     "devserver",
 ]

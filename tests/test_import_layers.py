@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "demo", "devserver"}
+APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "integrations", "demo", "devserver"}
 # `config` (settings, URLs, the Celery app) and the runners at the top (`demo`, `devserver`) wire
 # the project together; nothing below them imports them. Code that needs the Celery app reads it
 # through `celery.current_app`.
@@ -29,11 +29,13 @@ def imported_modules(path: Path):
     ("package", "forbidden"),
     [
         ("core", APPS | TOP),
-        ("accounts", {"scheduling", "payments", "webhooks", "calv2"} | TOP),
-        ("webhooks", {"scheduling", "payments", "calv2"} | TOP),
-        ("payments", {"scheduling", "calv2"} | TOP),
-        ("scheduling", {"calv2"} | TOP),
-        ("calv2", TOP),
+        ("accounts", {"scheduling", "payments", "webhooks", "calv2", "integrations"} | TOP),
+        ("webhooks", {"scheduling", "payments", "calv2", "integrations"} | TOP),
+        ("payments", {"scheduling", "calv2", "integrations"} | TOP),
+        ("scheduling", {"calv2", "integrations"} | TOP),
+        ("calv2", {"integrations"} | TOP),
+        # Cal.com's automation apps (Make, Zapier) over the services below; nothing imports them.
+        ("integrations", {"calv2"} | TOP),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package, forbidden):
