@@ -856,6 +856,10 @@ def build() -> dict:
             )
         },
     }
+    from calv2 import openapi_extras  # built with this module's helpers
+
+    paths["/v2/bookings/{bookingUid}/attendees"]["get"] = openapi_extras.attendee_list_operation()
+    paths.update(openapi_extras.paths())
     return {
         "openapi": "3.0.3",
         "info": {
@@ -868,7 +872,7 @@ def build() -> dict:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
-        "paths": _idempotent_writes(paths),
+        "paths": {**_idempotent_writes(paths), **openapi_extras.oauth_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}

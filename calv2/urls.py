@@ -2,8 +2,9 @@
 
 from django.urls import path, re_path
 
+from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
-from calv2.views import bookings, event_types, profile, schedules, slots, webhooks
+from calv2.views import bookings, conferencing, event_types, oauth2, participants, profile, schedules, slots, webhooks
 from core import views as core_views
 
 UID = "<str:uid>"
@@ -31,7 +32,16 @@ urlpatterns = [
     path(f"bookings/{UID}/confirm", bookings.BookingConfirmView.as_view(), name="v2-booking-confirm"),
     path(f"bookings/{UID}/decline", bookings.BookingDeclineView.as_view(), name="v2-booking-decline"),
     path(f"bookings/{UID}/mark-absent", bookings.BookingMarkAbsentView.as_view(), name="v2-booking-mark-absent"),
-    path(f"bookings/{UID}/attendees", bookings.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
+    path(f"bookings/{UID}/attendees", participants.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
+    path(
+        f"bookings/{UID}/attendees/<int:attendee_id>",
+        participants.BookingAttendeeView.as_view(),
+        name="v2-booking-attendee",
+    ),
+    path(f"bookings/{UID}/guests", participants.BookingGuestsView.as_view(), name="v2-booking-guests"),
+    path("conferencing", conferencing.ConferencingAppsView.as_view(), name="v2-conferencing"),
+    path("auth/oauth2/token", oauth_token, name="v2-oauth2-token"),
+    path("auth/oauth2/clients/<str:client_id>", oauth2.client_info, name="v2-oauth2-client"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),
     path("teams", profile.TeamsView.as_view(), name="v2-teams"),
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),

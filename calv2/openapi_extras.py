@@ -1,0 +1,163 @@
+"""Operations of the v2 document that Cal.com's MCP server, CLI and mobile app call beyond the
+integrations' core (attendees and guests of a booking, conferencing apps, the OAuth 2.0 token
+endpoint and client facts), built with calv2.openapi's helpers and added to its paths by
+`calv2.openapi.build`."""
+
+from calv2.openapi import (
+    BOOKING_UID,
+    INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    _answer,
+    _booking_action,
+    _errors,
+    _object,
+    _operation,
+    _path,
+    _ref,
+    _success,
+)
+
+GUEST = {
+    "type": "object",
+    "required": ["email"],
+    "properties": {
+        "email": {"type": "string", "format": "email"},
+        "name": {"type": "string", "maxLength": 200},
+        "timeZone": {"type": "string", "description": "IANA time zone; default: the booker's."},
+        "phoneNumber": {"type": "string", "maxLength": 50, "description": "Validated, not kept."},
+        "language": {"type": "string", "maxLength": 35},
+    },
+}
+ADD_GUESTS = {
+    "type": "object",
+    "required": ["guests"],
+    "properties": {"guests": {"type": "array", "items": GUEST, "minItems": 1, "maxItems": 10}},
+}
+CONFERENCING_APP = _object(
+    {"id": INTEGER, "type": STRING, "userId": INTEGER, "invalid": {"type": "boolean", "nullable": True}},
+    ["id", "type", "userId"],
+)
+OAUTH_TOKEN_REQUEST = {
+    "type": "object",
+    "required": ["client_id", "grant_type"],
+    "properties": {
+        "client_id": STRING,
+        "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token"]},
+        "code": STRING,
+        "redirect_uri": STRING,
+        "code_verifier": STRING,
+        "client_secret": STRING,
+        "refresh_token": STRING,
+    },
+}
+OAUTH_TOKENS = _object(
+    {
+        "access_token": STRING,
+        "token_type": STRING,
+        "refresh_token": STRING,
+        "expires_in": INTEGER,
+        "scope": STRING,
+    },
+    ["access_token", "token_type", "refresh_token", "expires_in"],
+)
+OAUTH_ERROR = _object({"error": STRING, "error_description": STRING}, ["error"])
+OAUTH_CLIENT = _object(
+    {
+        "client_id": STRING,
+        "redirect_uri": STRING,
+        "name": STRING,
+        "logo": NULLABLE_STRING,
+        "is_trusted": {"type": "boolean"},
+        "client_type": {"type": "string", "enum": ["CONFIDENTIAL", "PUBLIC"]},
+    }
+)
+ATTENDEE_ID = _path("attendeeId", {"type": "integer"})
+
+
+def _oauth_answer(schema: dict, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def paths() -> dict:
+    one_booking = _answer(_success(_ref("Booking_2024_08_13")))
+    attendee = _ref("BookingAttendee_2024_08_13")
+    attendees_tag = "Bookings / Attendees"
+    return {
+        "/v2/bookings/{bookingUid}/attendees/{attendeeId}": {
+            "get": _operation(
+                "bookingsGetAttendee",
+                attendees_tag,
+                "One attendee of a booking",
+                {"200": _answer(_success(attendee))},
+                parameters=[BOOKING_UID, ATTENDEE_ID],
+                errors=(404,),
+            )
+        },
+        "/v2/bookings/{bookingUid}/guests": _booking_action(
+            "bookingsAddGuests",
+            "Add guests to a booking (at most 10 per request; all or none)",
+            {"200": one_booking},
+            body=ADD_GUESTS,
+            tag="Bookings / Guests",
+        ),
+        "/v2/conferencing": {
+            "get": _operation(
+                "conferencingList",
+                "Conferencing",
+                "The caller's connected conferencing apps (none: this service connects none)",
+                {"200": _answer(_success({"type": "array", "items": CONFERENCING_APP}))},
+            )
+        },
+    }
+
+
+def oauth_paths() -> dict:
+    """Plain OAuth endpoints: no cal-api-version, no Idempotency-Key, no credentials."""
+    token_errors = {
+        code: _oauth_answer(OAUTH_ERROR, f"RFC 6749 error ({description})")
+        for code, description in (("400", "invalid_request, invalid_grant, …"), ("401", "invalid_client"))
+    }
+    return {
+        "/v2/auth/oauth2/token": {
+            "post": {
+                "operationId": "oauth2Token",
+                "tags": ["OAuth2"],
+                "summary": "The token endpoint (RFC 6749): authorization_code and refresh_token grants",
+                "description": "JSON or form body; the answer is RFC 6749's, not the v2 envelope. The same "
+                "endpoint as /api/auth/oauth/token.",
+                "security": [],
+                "parameters": [],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": OAUTH_TOKEN_REQUEST},
+                        "application/x-www-form-urlencoded": {"schema": OAUTH_TOKEN_REQUEST},
+                    },
+                },
+                "responses": {**_errors(405), **token_errors, "200": _oauth_answer(OAUTH_TOKENS, "Tokens")},
+            }
+        },
+        "/v2/auth/oauth2/clients/{clientId}": {
+            "get": {
+                "operationId": "oauth2ClientGet",
+                "tags": ["OAuth2"],
+                "summary": "A registered OAuth client's public facts (no credentials needed)",
+                "security": [],
+                "parameters": [_path("clientId", {"type": "string"})],
+                "responses": {"200": _answer(_success(OAUTH_CLIENT)), **_errors(404, 405)},
+            }
+        },
+    }
+
+
+def attendee_list_operation() -> dict:
+    """`GET /v2/bookings/{bookingUid}/attendees`, beside the add-attendee POST of the same path."""
+    return _operation(
+        "bookingsListAttendees",
+        "Bookings / Attendees",
+        "The attendees of a booking (guests included)",
+        {"200": _answer(_success({"type": "array", "items": _ref("BookingAttendee_2024_08_13")}))},
+        parameters=[BOOKING_UID],
+        errors=(404,),
+    )
