@@ -73,6 +73,56 @@ OAUTH_CLIENT = _object(
     }
 )
 ATTENDEE_ID = _path("attendeeId", {"type": "integer"})
+RESERVATION_UID = _path("uid", {"type": "string"})
+OOO_ID = _path("oooId", {"type": "integer"})
+RESERVE_SLOT = {
+    "type": "object",
+    "required": ["eventTypeId", "slotStart"],
+    "properties": {
+        "eventTypeId": {"type": "integer", "minimum": 1},
+        "slotStart": {"type": "string", "format": "date-time", "description": "A slot GET /v2/slots offers."},
+        "slotDuration": {"type": "integer", "description": "Must be the event type's length."},
+        "reservationDuration": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1440,
+            "description": "Minutes the slot stays held (default 5).",
+        },
+    },
+}
+RESERVATION = _object(
+    {
+        "eventTypeId": INTEGER,
+        "slotStart": STRING,
+        "slotEnd": STRING,
+        "slotDuration": INTEGER,
+        "reservationUid": STRING,
+        "reservationDuration": INTEGER,
+        "reservationUntil": STRING,
+    }
+)
+OOO_REASONS = {"type": "string", "enum": ["unspecified", "vacation", "travel", "sick", "public_holiday"]}
+OOO_INPUT_PROPERTIES = {
+    "start": {"type": "string", "format": "date-time"},
+    "end": {"type": "string", "format": "date-time", "description": "After start."},
+    "notes": {"type": "string", "maxLength": 2000},
+    "toUserId": {"type": "integer", "nullable": True, "description": "Who covers (Cal.com's redirect)."},
+    "reason": OOO_REASONS,
+}
+OOO_CREATE = {"type": "object", "required": ["start", "end"], "properties": OOO_INPUT_PROPERTIES}
+OOO_UPDATE = {"type": "object", "properties": OOO_INPUT_PROPERTIES}
+OOO_ENTRY = _object(
+    {
+        "userId": INTEGER,
+        "toUserId": {"type": "integer", "nullable": True},
+        "id": INTEGER,
+        "uuid": STRING,
+        "start": STRING,
+        "end": STRING,
+        "notes": STRING,
+        "reason": OOO_REASONS,
+    }
+)
 
 
 def _oauth_answer(schema: dict, description: str) -> dict:
@@ -101,6 +151,84 @@ def paths() -> dict:
             body=ADD_GUESTS,
             tag="Bookings / Guests",
         ),
+        "/v2/slots/reservations": {
+            "post": _operation(
+                "slotsReserve",
+                "Slots",
+                "Hold a free slot (busy for everyone until it expires)",
+                {"201": _answer(_success(RESERVATION), "Created")},
+                body=RESERVE_SLOT,
+                errors=(404, 409),
+            )
+        },
+        "/v2/slots/reservations/{uid}": {
+            "get": _operation(
+                "slotsReservationGet",
+                "Slots",
+                "A live reservation (data null once it expired or was freed)",
+                {"200": _answer(_success({**RESERVATION, "nullable": True}))},
+                parameters=[RESERVATION_UID],
+            ),
+            "patch": _operation(
+                "slotsReservationUpdate",
+                "Slots",
+                "Move or renew a reservation",
+                {"200": _answer(_success(RESERVATION))},
+                parameters=[RESERVATION_UID],
+                body=RESERVE_SLOT,
+                errors=(404, 409),
+            ),
+            "delete": _operation(
+                "slotsReservationDelete",
+                "Slots",
+                "Free a reservation",
+                {"200": _answer(_success({"nullable": True}))},
+                parameters=[RESERVATION_UID],
+                errors=(404,),
+            ),
+        },
+        "/v2/me/ooo": {
+            "get": _operation(
+                "meOooList",
+                "Me / Out of office",
+                "The caller's out-of-office entries",
+                {"200": _answer(_success({"type": "array", "items": OOO_ENTRY}))},
+            ),
+            "post": _operation(
+                "meOooCreate",
+                "Me / Out of office",
+                "Record an absence (its time is busy for every event type the caller hosts)",
+                {"201": _answer(_success(OOO_ENTRY), "Created")},
+                body=OOO_CREATE,
+            ),
+        },
+        "/v2/me/ooo/{oooId}": {
+            "get": _operation(
+                "meOooGet",
+                "Me / Out of office",
+                "One out-of-office entry",
+                {"200": _answer(_success(OOO_ENTRY))},
+                parameters=[OOO_ID],
+                errors=(404,),
+            ),
+            "patch": _operation(
+                "meOooUpdate",
+                "Me / Out of office",
+                "Change an out-of-office entry",
+                {"200": _answer(_success(OOO_ENTRY))},
+                parameters=[OOO_ID],
+                body=OOO_UPDATE,
+                errors=(404,),
+            ),
+            "delete": _operation(
+                "meOooDelete",
+                "Me / Out of office",
+                "Delete an out-of-office entry",
+                {"200": _answer(_success(OOO_ENTRY))},
+                parameters=[OOO_ID],
+                errors=(404,),
+            ),
+        },
         "/v2/conferencing": {
             "get": _operation(
                 "conferencingList",

@@ -4,7 +4,18 @@ from django.urls import path, re_path
 
 from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
-from calv2.views import bookings, conferencing, event_types, oauth2, participants, profile, schedules, slots, webhooks
+from calv2.views import (
+    bookings,
+    conferencing,
+    event_types,
+    holds,
+    oauth2,
+    participants,
+    profile,
+    schedules,
+    slots,
+    webhooks,
+)
 from core import views as core_views
 
 UID = "<str:uid>"
@@ -43,6 +54,10 @@ urlpatterns = [
     path("auth/oauth2/token", oauth_token, name="v2-oauth2-token"),
     path("auth/oauth2/clients/<str:client_id>", oauth2.client_info, name="v2-oauth2-client"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),
+    path("slots/reservations", holds.SlotReservationsView.as_view(), name="v2-slot-reservations"),
+    path("slots/reservations/<str:uid>", holds.SlotReservationView.as_view(), name="v2-slot-reservation"),
+    path("me/ooo", holds.OutOfOfficeEntriesView.as_view(), name="v2-me-ooo"),
+    path("me/ooo/<int:ooo_id>", holds.OutOfOfficeEntryView.as_view(), name="v2-me-ooo-entry"),
     path("teams", profile.TeamsView.as_view(), name="v2-teams"),
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).

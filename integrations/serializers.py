@@ -59,4 +59,6 @@ class AppBookingSerializer(ApiSerializer):
 class OutOfOfficeSampleSerializer(ApiSerializer):
     created_at = serializers.CharField()
     trigger_event = serializers.CharField(default="OOO_CREATED")
-    payload = serializers.DictField(help_text="`{oooEntry: {...}}`, as the OOO_CREATED delivery carries it.")
+    payload = serializers.DictField(
+        help_text="`{oooEntry: {id, uuid, start, end, createdAt, updatedAt, notes, reason, reasonId, user, toUser}}`."
+    )

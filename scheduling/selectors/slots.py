@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 from accounts.models import User
 from core.compiled_queries import CompiledValues, Parameter
+from holds.selectors import held_time
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
@@ -55,7 +56,8 @@ def _rules_query() -> CompiledValues:
 
 
 def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
-    """The host's accepted and pending bookings near [start, end), each widened by its own buffers."""
+    """The host's accepted and pending bookings near [start, end), each widened by its own buffers,
+    and the host's held time there (slot reservations, out-of-office entries: no buffers)."""
     bookings = _busy_query(excluding=exclude_booking_id is not None).rows(
         host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
     )
@@ -78,11 +80,14 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
     )
     if excluding:
         bookings = bookings.exclude(pk=Parameter("excluded", Booking._meta.pk))
-    return CompiledValues(
-        bookings.values_list(
-            "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
-        )
+    booked = bookings.order_by().values_list(
+        "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
     )
+    # In the same statement: the host's held time, as rows of the same shape.
+    held = held_time(
+        host_id=Parameter("host_id", User._meta.pk), start=Parameter("start", moment), end=Parameter("end", moment)
+    )
+    return CompiledValues(booked.union(*held, all=True))
 
 
 def slot_request_for(

@@ -26,6 +26,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from holds.models import OutOfOfficeEntry
+from holds.services import out_of_office_create
 from scheduling.payloads import booking_payload, utc_offset
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
 from webhooks.delivery import build_request
@@ -178,6 +180,24 @@ def test_a_cancellation_arrives_with_its_reason(zapier, user):
     )
     item = json.loads(build_request(delivery, webhook, timezone.now())[0])
     assert (item["status"], item["cancellationReason"]) == ("CANCELLED", "Ill")
+
+
+def test_out_of_office_sample_list_shows_the_newest_entries_as_ooo_created(zapier, user):
+    cover = UserFactory(name="Cover")
+    for day in range(4):
+        start = timezone.now() + timedelta(days=10 + day)
+        out_of_office_create(
+            user=user, start=start, end=start + timedelta(hours=8), reason="vacation", to_user_id=cover.pk
+        )
+    listed = zapier.call("GET", "listOOOEntries")
+    assert listed.status_code == 200
+    items = listed.json()
+    assert len(items) == 3
+    newest = OutOfOfficeEntry.objects.order_by("-id").first()
+    entry = items[0]["payload"]["oooEntry"]
+    assert items[0]["triggerEvent"] == "OOO_CREATED"
+    assert (entry["id"], entry["uuid"], entry["reason"]) == (newest.pk, str(newest.uuid), {"reason": "vacation"})
+    assert entry["user"]["email"] == user.email and entry["toUser"]["id"] == cover.pk
 
 
 def test_api_key_in_the_query_works_as_the_token_does(api_client, user):
