@@ -37,6 +37,17 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
+@transaction.atomic
+def api_key_refresh(*, api_key_id: int, expires_at: datetime | None) -> tuple[ApiKey, str]:
+    """Cal.com v2's key refresh: a new key of the same user (and note) replaces this one, which
+    stops working at once. A key already revoked (a second refresh racing this one) is refused."""
+    api_key = ApiKey.objects.select_for_update().select_related("user").get(pk=api_key_id)
+    if api_key.revoked_at is not None:
+        raise Conflict("This API key was already replaced.")
+    api_key_revoke(api_key=api_key)
+    return api_key_create(user=api_key.user, note=api_key.note, expires_at=expires_at)
+
+
 # --- Teams and memberships (docs/api.md, "Teams and memberships") ---------------------------------
 #
 # Every role rule lives here, not in the views or the admin. A team's rows are changed under a lock

@@ -859,6 +859,7 @@ def build() -> dict:
     from calv2 import openapi_extras  # built with this module's helpers
 
     paths["/v2/bookings/{bookingUid}/attendees"]["get"] = openapi_extras.attendee_list_operation()
+    paths["/v2/event-types/{eventTypeId}/webhooks"]["delete"] = openapi_extras.event_type_webhooks_delete_operation()
     paths.update(openapi_extras.paths())
     return {
         "openapi": "3.0.3",

@@ -73,6 +73,24 @@ OAUTH_CLIENT = _object(
     }
 )
 ATTENDEE_ID = _path("attendeeId", {"type": "integer"})
+EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
+BOOKING_LOCATION = {
+    "type": "object",
+    "required": ["location"],
+    "properties": {
+        "location": {
+            "oneOf": [STRING, {"type": "object", "required": ["type"], "properties": {"type": STRING}}],
+            "description": "As when booking: a string, or Cal.com's location object.",
+        }
+    },
+}
+REFRESH_API_KEY = {
+    "type": "object",
+    "properties": {
+        "apiKeyDaysValid": {"type": "integer", "minimum": 1, "maximum": 3650, "description": "Default 30."},
+        "apiKeyNeverExpires": {"type": "boolean"},
+    },
+}
 RESERVATION_UID = _path("uid", {"type": "string"})
 OOO_ID = _path("oooId", {"type": "integer"})
 RESERVE_SLOT = {
@@ -229,6 +247,26 @@ def paths() -> dict:
                 errors=(404,),
             ),
         },
+        "/v2/bookings/{bookingUid}/location": {
+            "patch": _operation(
+                "bookingsUpdateLocation",
+                "Bookings",
+                "Change a booking's location (its host side; accepted or pending bookings)",
+                {"200": one_booking},
+                parameters=[BOOKING_UID],
+                body=BOOKING_LOCATION,
+                errors=(404, 409),
+            )
+        },
+        "/v2/api-keys/refresh": {
+            "post": _operation(
+                "apiKeysRefresh",
+                "API Keys",
+                "Replace the API key the request is made with (the old one stops working)",
+                {"200": _answer(_success(_object({"apiKey": STRING})))},
+                body=REFRESH_API_KEY,
+            )
+        },
         "/v2/conferencing": {
             "get": _operation(
                 "conferencingList",
@@ -277,6 +315,18 @@ def oauth_paths() -> dict:
             }
         },
     }
+
+
+def event_type_webhooks_delete_operation() -> dict:
+    """`DELETE /v2/event-types/{eventTypeId}/webhooks`, beside the list and create of that path."""
+    return _operation(
+        "eventTypeWebhooksDeleteAll",
+        "Event Types / Webhooks",
+        "Delete every webhook of the event type that the caller manages",
+        {"200": _answer(_success({"type": "string", "example": "2 webhooks deleted"}))},
+        parameters=[EVENT_TYPE_ID],
+        errors=(404,),
+    )
 
 
 def attendee_list_operation() -> dict:

@@ -6,6 +6,7 @@ from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
 from calv2.views import (
     bookings,
+    changes,
     conferencing,
     event_types,
     holds,
@@ -30,7 +31,11 @@ urlpatterns = [
     path("schedules", schedules.SchedulesView.as_view(), name="v2-schedules"),
     path("schedules/default", schedules.DefaultScheduleView.as_view(), name="v2-schedule-default"),
     path("schedules/<int:schedule_id>", schedules.ScheduleView.as_view(), name="v2-schedule"),
-    path("event-types/<int:event_type_id>/webhooks", webhooks.WebhooksView.as_view(), name="v2-event-type-webhooks"),
+    path(
+        "event-types/<int:event_type_id>/webhooks",
+        changes.EventTypeWebhooksView.as_view(),
+        name="v2-event-type-webhooks",
+    ),
     path(
         "event-types/<int:event_type_id>/webhooks/<uuid:webhook_id>",
         webhooks.WebhookView.as_view(),
@@ -50,6 +55,8 @@ urlpatterns = [
         name="v2-booking-attendee",
     ),
     path(f"bookings/{UID}/guests", participants.BookingGuestsView.as_view(), name="v2-booking-guests"),
+    path(f"bookings/{UID}/location", changes.BookingLocationView.as_view(), name="v2-booking-location"),
+    path("api-keys/refresh", changes.ApiKeyRefreshView.as_view(), name="v2-api-keys-refresh"),
     path("conferencing", conferencing.ConferencingAppsView.as_view(), name="v2-conferencing"),
     path("auth/oauth2/token", oauth_token, name="v2-oauth2-token"),
     path("auth/oauth2/clients/<str:client_id>", oauth2.client_info, name="v2-oauth2-client"),
