@@ -84,6 +84,37 @@ BOOKING_LOCATION = {
         }
     },
 }
+PRIVATE_LINK_INPUT = {
+    "type": "object",
+    "properties": {
+        "expiresAt": {"type": "string", "format": "date-time", "description": "A time-based link."},
+        "maxUsageCount": {"type": "integer", "minimum": 1, "description": "A usage-based link (default 1)."},
+    },
+}
+PRIVATE_LINK = {
+    "oneOf": [
+        _object(
+            {
+                "linkId": STRING,
+                "eventTypeId": INTEGER,
+                "bookingUrl": STRING,
+                "isExpired": {"type": "boolean"},
+                "expiresAt": STRING,
+            }
+        ),
+        _object(
+            {
+                "linkId": STRING,
+                "eventTypeId": INTEGER,
+                "bookingUrl": STRING,
+                "isExpired": {"type": "boolean"},
+                "maxUsageCount": INTEGER,
+                "usageCount": INTEGER,
+            }
+        ),
+    ]
+}
+LINK_ID = _path("linkId", {"type": "string"})
 REFRESH_API_KEY = {
     "type": "object",
     "properties": {
@@ -266,6 +297,44 @@ def paths() -> dict:
                 {"200": _answer(_success(_object({"apiKey": STRING})))},
                 body=REFRESH_API_KEY,
             )
+        },
+        "/v2/event-types/{eventTypeId}/private-links": {
+            "get": _operation(
+                "privateLinksList",
+                "Event Types / Private Links",
+                "The event type's private links (for whoever may change the event type)",
+                {"200": _answer(_success({"type": "array", "items": PRIVATE_LINK}))},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404,),
+            ),
+            "post": _operation(
+                "privateLinksCreate",
+                "Event Types / Private Links",
+                "Create a private link (time-based with expiresAt, else usage-based)",
+                {"201": _answer(_success(PRIVATE_LINK), "Created")},
+                parameters=[EVENT_TYPE_ID],
+                body=PRIVATE_LINK_INPUT,
+                errors=(404,),
+            ),
+        },
+        "/v2/event-types/{eventTypeId}/private-links/{linkId}": {
+            "patch": _operation(
+                "privateLinksUpdate",
+                "Event Types / Private Links",
+                "Change a link's expiry or its maximum uses (not its kind)",
+                {"200": _answer(_success(PRIVATE_LINK))},
+                parameters=[EVENT_TYPE_ID, LINK_ID],
+                body=PRIVATE_LINK_INPUT,
+                errors=(404,),
+            ),
+            "delete": _operation(
+                "privateLinksDelete",
+                "Event Types / Private Links",
+                "Delete a private link",
+                {"200": _answer(_success(_object({"linkId": STRING, "message": STRING})))},
+                parameters=[EVENT_TYPE_ID, LINK_ID],
+                errors=(404,),
+            ),
         },
         "/v2/conferencing": {
             "get": _operation(

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "webhooks",
     "calv2",
     "integrations",
+    "private_links",
     "demo",
     "devserver",
 ]

@@ -18,6 +18,7 @@ APPS = {
     "webhooks",
     "calv2",
     "integrations",
+    "private_links",
     "demo",
     "devserver",
 }
@@ -39,12 +40,14 @@ def imported_modules(path: Path):
     ("package", "forbidden"),
     [
         ("core", APPS | TOP),
-        ("accounts", {"holds", "scheduling", "payments", "webhooks", "calv2", "integrations"} | TOP),
+        ("accounts", {"holds", "scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
         # Held time (slot reservations, out of office): below scheduling, whose slots read it.
-        ("holds", {"scheduling", "payments", "webhooks", "calv2", "integrations"} | TOP),
-        ("webhooks", {"holds", "scheduling", "payments", "calv2", "integrations"} | TOP),
-        ("payments", {"scheduling", "calv2", "integrations"} | TOP),
-        ("scheduling", {"calv2", "integrations"} | TOP),
+        ("holds", {"scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
+        ("webhooks", {"holds", "scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
+        ("payments", {"scheduling", "calv2", "integrations", "private_links"} | TOP),
+        ("scheduling", {"calv2", "integrations", "private_links"} | TOP),
+        # An event type's private links: over scheduling's event types, below the v2 views.
+        ("private_links", {"calv2", "integrations"} | TOP),
         ("calv2", {"integrations"} | TOP),
         # Cal.com's automation apps (Make, Zapier) over the services below; nothing imports them.
         ("integrations", {"calv2"} | TOP),
