@@ -287,7 +287,9 @@ def api_key_create_as(
 
 
 @transaction.atomic
-def api_key_update(*, api_key: ApiKey, note: str) -> ApiKey:
+def api_key_update(*, api_key: ApiKey, note: str | None = None) -> ApiKey:
+    if note is None:  # nothing to change
+        return api_key
     api_key.note = note
     api_key.full_clean()
     api_key.save(update_fields=["note"])

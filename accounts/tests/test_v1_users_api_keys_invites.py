@@ -77,6 +77,8 @@ def test_api_keys_create_list_rename_and_revoke(api_client):
     new_id = body["api_key"]["id"]
     renamed = api_client.patch(f"/v1/api-keys/{new_id}", {"note": "make"}, format="json", **bearer(key.raw_key))
     assert renamed.json()["api_key"]["note"] == "make"
+    unchanged = api_client.patch(f"/v1/api-keys/{new_id}", {}, format="json", **bearer(key.raw_key))
+    assert unchanged.status_code == 200 and unchanged.json()["api_key"]["note"] == "make"
 
     revoked = api_client.delete(f"/v1/api-keys/{new_id}", **bearer(key.raw_key))
     assert revoked.json() == {"message": f"API key with id: {new_id} deleted successfully"}
