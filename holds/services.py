@@ -9,6 +9,10 @@ from django.db import transaction
 from accounts.models import User
 from core.exceptions import Forbidden
 from holds.models import OutOfOfficeEntry, SlotReservation
+from holds.payloads import ooo_entry_payload
+from webhooks.models import WebhookTrigger
+from webhooks.outbox import create_deliveries
+from webhooks.selectors import subscribed_webhooks
 
 RESERVATION_MINUTES_DEFAULT = 5  # Cal.com's
 RESERVATION_MINUTES_MAX = 24 * 60
@@ -73,7 +77,8 @@ def out_of_office_create(
     *, user: User, start: datetime, end: datetime, notes: str = "", reason: str = "unspecified", to_user_id=None
 ) -> OutOfOfficeEntry:
     """An absence: its time is busy for every event type the user hosts (GET /slots leaves it out,
-    bookings into it are a 409); `to_user_id` names who covers (Cal.com's redirect)."""
+    bookings into it are a 409); `to_user_id` names who covers (Cal.com's redirect). The user's
+    webhooks subscribed to OOO_CREATED hear of it, in the same transaction (the outbox)."""
     _check_period(start, end)
     entry = OutOfOfficeEntry(
         user=user,
@@ -85,6 +90,9 @@ def out_of_office_create(
     )
     entry.full_clean(exclude=["user", "to_user"])
     entry.save()
+    subscribed = subscribed_webhooks(trigger=WebhookTrigger.OOO_CREATED, user=user)
+    if subscribed:
+        create_deliveries(webhooks=subscribed, trigger=WebhookTrigger.OOO_CREATED, payload=ooo_entry_payload(entry))
     return entry
 
 

@@ -1,5 +1,6 @@
 from core.datetimes import iso_utc_ms
 from holds.models import OutOfOfficeEntry
+from holds.payloads import ooo_entry_payload
 from integrations.bodies import flattened_booking
 from scheduling.models import Booking
 from scheduling.payloads import booking_payload
@@ -25,35 +26,11 @@ def sample_bookings(*, user) -> list[dict]:
     ]
 
 
-def _person(user) -> dict | None:
-    if user is None:
-        return None
-    return {"id": user.pk, "name": user.name or None, "email": user.email, "timeZone": user.time_zone}
-
-
 def out_of_office_samples(*, user) -> list[dict]:
     """The caller's newest out-of-office entries as OOO_CREATED deliveries carry them (Zapier's
     sample data): `{createdAt, triggerEvent, payload: {oooEntry}}`."""
     entries = OutOfOfficeEntry.objects.filter(user=user).select_related("user", "to_user").order_by("-id")
     return [
-        {
-            "createdAt": iso_utc_ms(entry.created_at),
-            "triggerEvent": "OOO_CREATED",
-            "payload": {
-                "oooEntry": {
-                    "id": entry.pk,
-                    "uuid": str(entry.uuid),
-                    "start": iso_utc_ms(entry.start),
-                    "end": iso_utc_ms(entry.end),
-                    "createdAt": iso_utc_ms(entry.created_at),
-                    "updatedAt": iso_utc_ms(entry.updated_at),
-                    "notes": entry.notes or None,
-                    "reason": {"reason": entry.reason},
-                    "reasonId": None,
-                    "user": _person(entry.user),
-                    "toUser": _person(entry.to_user),
-                }
-            },
-        }
+        {"createdAt": iso_utc_ms(entry.created_at), "triggerEvent": "OOO_CREATED", "payload": ooo_entry_payload(entry)}
         for entry in entries[:SAMPLE_BOOKINGS]
     ]

@@ -42,7 +42,7 @@ def imported_modules(path: Path):
         ("core", APPS | TOP),
         ("accounts", {"holds", "scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
         # Held time (slot reservations, out of office): below scheduling, whose slots read it.
-        ("holds", {"scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
+        ("holds", {"scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
         ("webhooks", {"holds", "scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
         ("payments", {"scheduling", "calv2", "integrations", "private_links"} | TOP),
         ("scheduling", {"calv2", "integrations", "private_links"} | TOP),

@@ -200,6 +200,29 @@ def test_out_of_office_sample_list_shows_the_newest_entries_as_ooo_created(zapie
     assert entry["user"]["email"] == user.email and entry["toUser"]["id"] == cover.pk
 
 
+def test_out_of_office_created_trigger_receives_the_entry_in_the_envelope(api_client, zapier, user):
+    """README.md's "Out Of Office Created" trigger: subscribe to OOO_CREATED; the Zap reads
+    `payload.oooEntry`."""
+    zapier.subscribe("http://127.0.0.1:5680/hooks/ooo", "OOO_CREATED")
+    webhook = Webhook.objects.get()
+    start = timezone.now() + timedelta(days=20)
+    body = {"start": start.isoformat(), "end": (start + timedelta(days=2)).isoformat(), "reason": "travel"}
+    key = ApiKeyFactory(user=user).raw_key
+    created = api_client.post("/v2/me/ooo", body, format="json", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert created.status_code == 201, created.content
+
+    delivery = WebhookDelivery.objects.get(webhook=webhook)
+    sent = json.loads(build_request(delivery, webhook, timezone.now())[0])
+    assert sent["triggerEvent"] == "OOO_CREATED"
+    entry = sent["payload"]["oooEntry"]
+    assert (entry["id"], entry["reason"], entry["user"]["username"]) == (
+        created.json()["data"]["id"],
+        {"reason": "travel"},
+        "grace",
+    )
+    assert zapier.call("GET", "listOOOEntries").json()[0]["payload"] == sent["payload"]
+
+
 def test_api_key_in_the_query_works_as_the_token_does(api_client, user):
     app = ZapierApp(api_client, api_key=ApiKeyFactory(user=user).raw_key)
     assert app.call("GET", "me").json() == {"username": "grace"}
