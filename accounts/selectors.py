@@ -1,8 +1,8 @@
-"""Reads of teams and memberships: who may see which (docs/api.md, "Teams and memberships")."""
+"""Reads of teams, memberships, users and API keys: who may see which (docs/api.md, "Teams and memberships")."""
 
 from django.db.models import Q, QuerySet
 
-from accounts.models import ROLE_RANK, Membership, MembershipRole, Team, User
+from accounts.models import ROLE_RANK, ApiKey, Membership, MembershipRole, Team, User
 
 
 def _accepted_team_ids(user: User):
@@ -49,3 +49,21 @@ def membership_rank(*, user: User, team: Team) -> int:
         return ROLE_RANK[MembershipRole.OWNER] + 1
     role = Membership.objects.filter(user=user, team=team, accepted=True).values_list("role", flat=True).first()
     return ROLE_RANK[MembershipRole(role)] if role else 0
+
+
+def user_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[User]:
+    """Cal.com v1's `/users`: system admins see every user (or `user_ids`); anyone else only
+    themselves."""
+    if user.is_system_admin:
+        queryset = User.objects.all()
+        return queryset.filter(pk__in=user_ids) if user_ids else queryset
+    return User.objects.filter(pk=user.pk)
+
+
+def api_key_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[ApiKey]:
+    """The caller's API keys that still work or may still be shown (not revoked); system admins
+    see everyone's (or `user_ids`')."""
+    queryset = ApiKey.objects.filter(revoked_at__isnull=True)
+    if user.is_system_admin:
+        return queryset.filter(user_id__in=user_ids) if user_ids else queryset
+    return queryset.filter(user=user)

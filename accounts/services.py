@@ -37,6 +37,17 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
+@transaction.atomic
+def api_key_refresh(*, api_key_id: int, expires_at: datetime | None) -> tuple[ApiKey, str]:
+    """Cal.com v2's key refresh: a new key of the same user (and note) replaces this one, which
+    stops working at once. A key already revoked (a second refresh racing this one) is refused."""
+    api_key = ApiKey.objects.select_for_update().select_related("user").get(pk=api_key_id)
+    if api_key.revoked_at is not None:
+        raise Conflict("This API key was already replaced.")
+    api_key_revoke(api_key=api_key)
+    return api_key_create(user=api_key.user, note=api_key.note, expires_at=expires_at)
+
+
 # --- Teams and memberships (docs/api.md, "Teams and memberships") ---------------------------------
 #
 # Every role rule lives here, not in the views or the admin. A team's rows are changed under a lock
@@ -234,7 +245,7 @@ def membership_delete(*, membership: Membership, actor: User | None) -> None:
     membership.delete()
 
 
-# --- Users (the back office adds and edits them; the API only reads /me) ----------------------
+# --- Users (the back office adds and edits them; the API reads /me and edits /users/{id}) -------
 
 
 @transaction.atomic
@@ -259,3 +270,41 @@ def user_update(*, user: User, **fields) -> User:
     user.full_clean()
     user.save()
     return user
+
+
+def api_key_create_as(
+    *, actor: User, note: str = "", expires_at: datetime | None = None, user_id: int | None = None
+) -> tuple[ApiKey, str]:
+    """Cal.com v1's `POST /api-keys`: a key for the caller; only a system admin names another user."""
+    owner = actor
+    if user_id is not None and user_id != actor.pk:
+        if not actor.is_system_admin:
+            raise Forbidden("Only system administrators may create a key for another user.")
+        owner = User.objects.filter(pk=user_id).first()
+        if owner is None:
+            raise ValidationError({"userId": [f"User {user_id} does not exist."]})
+    return api_key_create(user=owner, note=note, expires_at=expires_at)
+
+
+@transaction.atomic
+def api_key_update(*, api_key: ApiKey, note: str | None = None) -> ApiKey:
+    if note is None:  # nothing to change
+        return api_key
+    api_key.note = note
+    api_key.full_clean()
+    api_key.save(update_fields=["note"])
+    return api_key
+
+
+@transaction.atomic
+def team_invite(*, actor: User, team_id: int, username_or_email: str, role: str, accepted: bool | None = None):
+    """Cal.com v1's `POST /invites`: invite an existing user, named by username or e-mail, with
+    membership_create's rules (the team's admins and owners invite; `accepted` is for system
+    admins)."""
+    user = (
+        User.objects.filter(username=username_or_email).first()
+        or User.objects.filter(email__iexact=username_or_email).order_by("id").first()
+    )
+    if user is None:
+        raise ValidationError({"usernameOrEmail": [f"No user with the username or e-mail {username_or_email}."]})
+    return membership_create(actor=actor, user_id=user.pk, team_id=team_id, role=role, accepted=accepted)

@@ -969,6 +969,11 @@ def build() -> dict:
         ),
         **team_openapi.reassign_paths(operation=_operation, answer=_answer, success=_success, path=_path),
     }
+    from calv2 import openapi_extras  # built with this module's helpers
+
+    paths["/v2/bookings/{bookingUid}/attendees"]["get"] = openapi_extras.attendee_list_operation()
+    paths["/v2/event-types/{eventTypeId}/webhooks"]["delete"] = openapi_extras.event_type_webhooks_delete_operation()
+    paths.update(openapi_extras.paths())
     return {
         "openapi": "3.0.3",
         "info": {
@@ -981,7 +986,7 @@ def build() -> dict:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
-        "paths": _idempotent_writes(paths),
+        "paths": {**_idempotent_writes(paths), **openapi_extras.oauth_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}

@@ -2,10 +2,17 @@
 
 from django.urls import path, re_path
 
+from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
 from calv2.views import (
     bookings,
+    changes,
+    conferencing,
     event_types,
+    holds,
+    oauth2,
+    participants,
+    private_links,
     profile,
     schedules,
     slots,
@@ -28,11 +35,25 @@ urlpatterns = [
     path("schedules", schedules.SchedulesView.as_view(), name="v2-schedules"),
     path("schedules/default", schedules.DefaultScheduleView.as_view(), name="v2-schedule-default"),
     path("schedules/<int:schedule_id>", schedules.ScheduleView.as_view(), name="v2-schedule"),
-    path("event-types/<int:event_type_id>/webhooks", webhooks.WebhooksView.as_view(), name="v2-event-type-webhooks"),
+    path(
+        "event-types/<int:event_type_id>/webhooks",
+        changes.EventTypeWebhooksView.as_view(),
+        name="v2-event-type-webhooks",
+    ),
     path(
         "event-types/<int:event_type_id>/webhooks/<uuid:webhook_id>",
         webhooks.WebhookView.as_view(),
         name="v2-event-type-webhook",
+    ),
+    path(
+        "event-types/<int:event_type_id>/private-links",
+        private_links.PrivateLinksView.as_view(),
+        name="v2-event-type-private-links",
+    ),
+    path(
+        "event-types/<int:event_type_id>/private-links/<str:link_id>",
+        private_links.PrivateLinkView.as_view(),
+        name="v2-event-type-private-link",
     ),
     path("bookings", bookings.BookingsView.as_view(), name="v2-bookings"),
     path(f"bookings/{UID}", bookings.BookingView.as_view(), name="v2-booking"),
@@ -41,7 +62,22 @@ urlpatterns = [
     path(f"bookings/{UID}/confirm", bookings.BookingConfirmView.as_view(), name="v2-booking-confirm"),
     path(f"bookings/{UID}/decline", bookings.BookingDeclineView.as_view(), name="v2-booking-decline"),
     path(f"bookings/{UID}/mark-absent", bookings.BookingMarkAbsentView.as_view(), name="v2-booking-mark-absent"),
-    path(f"bookings/{UID}/attendees", bookings.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
+    path(f"bookings/{UID}/attendees", participants.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
+    path(
+        f"bookings/{UID}/attendees/<int:attendee_id>",
+        participants.BookingAttendeeView.as_view(),
+        name="v2-booking-attendee",
+    ),
+    path(f"bookings/{UID}/guests", participants.BookingGuestsView.as_view(), name="v2-booking-guests"),
+    path(f"bookings/{UID}/location", changes.BookingLocationView.as_view(), name="v2-booking-location"),
+    path("api-keys/refresh", changes.ApiKeyRefreshView.as_view(), name="v2-api-keys-refresh"),
+    path("conferencing", conferencing.ConferencingAppsView.as_view(), name="v2-conferencing"),
+    path("auth/oauth2/token", oauth_token, name="v2-oauth2-token"),
+    path("auth/oauth2/clients/<str:client_id>", oauth2.client_info, name="v2-oauth2-client"),
+    path("slots/reservations", holds.SlotReservationsView.as_view(), name="v2-slot-reservations"),
+    path("slots/reservations/<str:uid>", holds.SlotReservationView.as_view(), name="v2-slot-reservation"),
+    path("me/ooo", holds.OutOfOfficeEntriesView.as_view(), name="v2-me-ooo"),
+    path("me/ooo/<int:ooo_id>", holds.OutOfOfficeEntryView.as_view(), name="v2-me-ooo-entry"),
     path(f"bookings/{UID}/reassign", teams.BookingReassignView.as_view(), name="v2-booking-reassign"),
     path(f"bookings/{UID}/reassign/<int:user_id>", teams.BookingReassignView.as_view(), name="v2-booking-reassign-to"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),

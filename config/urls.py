@@ -23,6 +23,8 @@ urlpatterns = [
     path("", include("core.urls")),
     # Cal.com API v2: envelopes, names and versions over the same services (calv2/).
     path("v2/", include("calv2.urls")),
+    # The REST hooks of Cal.com's Make app and of a private Zapier app (integrations/).
+    path("api/integrations/", include("integrations.urls")),
     path("admin/", admin.site.urls),
     path("", include("accounts.oauth_urls")),
     path("", include(resource_urls)),

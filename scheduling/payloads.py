@@ -76,6 +76,7 @@ BOOKING_KEYS = (
     "seatsPerTimeSlot",
     "seatsShowAvailabilityCount",
     "schedulingType",
+    "customReplyToEmail",
     "disableCancelling",
     "disableRescheduling",
     "iCalUID",
@@ -129,6 +130,7 @@ MEETING_KEYS = (
     "createdAt",
     "updatedAt",
     "status",
+    "paid",
     "destinationCalendarId",
     "cancellationReason",
     "rejectionReason",
@@ -341,6 +343,8 @@ def booking_payload(
         "seatsPerTimeSlot": None,
         "seatsShowAvailabilityCount": True,
         "schedulingType": (event_type.scheduling_type or None) if event_type else None,
+        # Cal.com: the event type's reply-to address for the booking's emails; none here.
+        "customReplyToEmail": None,
         "disableCancelling": False,
         "disableRescheduling": False,
         "iCalUID": ical_uid(booking),
@@ -409,6 +413,15 @@ def _latest_payment_id(booking) -> int | None:
     return Payment.objects.filter(booking_id=booking.pk).order_by("-id").values_list("id", flat=True).first()
 
 
+def booking_paid(booking) -> bool:
+    """Cal.com's `paid` flag of a booking: one of its payments succeeded. Reads the payments
+    prefetched with the booking when they are (`prefetch_related("payments")`); a sample booking,
+    never saved, has none."""
+    if booking._state.adding:
+        return False
+    return any(payment.success for payment in booking.payments.all())
+
+
 def meeting_payload(booking, *, trigger: str, attendees=None) -> dict:
     """MEETING_STARTED / MEETING_ENDED: the booking record with its answers, as Cal.com stores it
     when it schedules the trigger (nulls included, dates as JavaScript writes them), plus
@@ -436,6 +449,7 @@ def meeting_payload(booking, *, trigger: str, attendees=None) -> dict:
         "createdAt": iso_utc_ms(booking.created_at),
         "updatedAt": iso_utc_ms(booking.updated_at),
         "status": booking.status,
+        "paid": booking_paid(booking),
         "destinationCalendarId": None,
         "cancellationReason": booking.cancellation_reason or None,
         "rejectionReason": None,

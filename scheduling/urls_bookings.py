@@ -1,6 +1,7 @@
 from django.urls import path
 
 from core.viewsets import ResourceRouter
+from scheduling.views.attendees import AttendeeViewSet, TeamEventTypeViewSet
 from scheduling.views.availability import AvailabilityViewSet, UserAvailabilityViewSet
 from scheduling.views.bookings import BookingViewSet
 from scheduling.views.event_types import EventTypeViewSet
@@ -12,6 +13,7 @@ router.register("event-types", EventTypeViewSet, basename="event-type")
 router.register("slots", SlotViewSet, basename="slot")
 router.register("bookings", BookingViewSet, basename="booking")
 router.register("availability", AvailabilityViewSet, basename="availability")
+router.register("attendees", AttendeeViewSet, basename="attendee")
 
 urlpatterns = [
     path("slots/why-not", WhyNotViewSet.as_view({"get": "list"}), name="slot-why-not"),
@@ -20,5 +22,10 @@ urlpatterns = [
         "users/<str:user_id>/availability",
         UserAvailabilityViewSet.as_view({"get": "list"}),
         name="user-availability",
+    ),
+    path(
+        "teams/<str:team_id>/event-types",
+        TeamEventTypeViewSet.as_view({"get": "list"}),
+        name="team-event-types",
     ),
 ]

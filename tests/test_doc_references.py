@@ -16,7 +16,7 @@ from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
 PACKAGES = (
-    *("core", "accounts", "scheduling", "payments", "webhooks", "notifications", "calv2"),
+    *("core", "accounts", "holds", "scheduling", "payments", "webhooks", "notifications", "calv2", "integrations"),
     *("demo", "devserver", "config", "benchmarks"),
 )
 TOP_LEVEL = (*PACKAGES, "tests", "templates", "docs", ".ci")

@@ -10,7 +10,19 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-APPS = {"accounts", "scheduling", "payments", "webhooks", "notifications", "calv2", "demo", "devserver"}
+APPS = {
+    "accounts",
+    "holds",
+    "scheduling",
+    "payments",
+    "webhooks",
+    "notifications",
+    "calv2",
+    "integrations",
+    "private_links",
+    "demo",
+    "devserver",
+}
 # `config` (settings, URLs, the Celery app) and the runners at the top (`demo`, `devserver`) wire
 # the project together; nothing below them imports them. Code that needs the Celery app reads it
 # through `celery.current_app`.
@@ -29,12 +41,21 @@ def imported_modules(path: Path):
     ("package", "forbidden"),
     [
         ("core", APPS | TOP),
-        ("accounts", {"scheduling", "payments", "webhooks", "calv2"} | TOP),
-        ("webhooks", {"scheduling", "payments", "notifications", "calv2"} | TOP),
-        ("notifications", {"scheduling", "payments", "webhooks", "calv2"} | TOP),
-        ("payments", {"scheduling", "calv2"} | TOP),
-        ("scheduling", {"calv2"} | TOP),
-        ("calv2", TOP),
+        ("accounts", {"holds", "scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
+        # Held time (slot reservations, out of office): below scheduling, whose slots read it.
+        ("holds", {"scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
+        (
+            "webhooks",
+            {"holds", "scheduling", "payments", "notifications", "calv2", "integrations", "private_links"} | TOP,
+        ),
+        ("notifications", {"scheduling", "payments", "webhooks", "calv2", "integrations", "private_links"} | TOP),
+        ("payments", {"scheduling", "calv2", "integrations", "private_links"} | TOP),
+        ("scheduling", {"calv2", "integrations", "private_links"} | TOP),
+        # An event type's private links: over scheduling's event types, below the v2 views.
+        ("private_links", {"calv2", "integrations"} | TOP),
+        ("calv2", {"integrations"} | TOP),
+        # Cal.com's automation apps (Make, Zapier) over the services below; nothing imports them.
+        ("integrations", {"calv2"} | TOP),
         # The settings find `make run`'s database through config/local_database.py, not the runner.
         ("config", {"devserver"}),
     ],

@@ -60,6 +60,8 @@ def test_every_fetch_of_the_served_documents_is_valid(client):
 def test_create_answers_are_documented_as_200_and_unpaid_bookings_omit_payment_keys(client):
     document = client.get("/v1/openapi.json").json()
     for path, item in document["paths"].items():
+        if path.startswith("/api/integrations/"):
+            continue  # the automation apps' REST hooks answer with the statuses of Cal.com's apps
         for method, operation in item.items():
             assert "201" not in operation.get("responses", {}), f"{method.upper()} {path} documents 201"
     booking_created = document["components"]["schemas"]["BookingCreated"]

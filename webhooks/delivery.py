@@ -24,6 +24,7 @@ from django.utils import timezone
 from core.compiled_queries import instances
 from core.datetimes import iso_utc
 from webhooks import sending, slots
+from webhooks.app_bodies import render_for_app
 from webhooks.conf import webhook_setting
 from webhooks.delivery_sql import ATTEMPT_RESULT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL
 from webhooks.dispatch import enqueue_deliveries
@@ -63,12 +64,12 @@ def signing_secrets(webhook: Webhook, now: datetime) -> list[str]:
 
 
 def build_request(delivery: WebhookDelivery, webhook: Webhook, now: datetime) -> tuple[bytes, dict[str, str]]:
-    rendered = render(
-        webhook.payload_template,
-        trigger_event=delivery.trigger_event,
-        created_at=iso_utc(delivery.event_created_at),
-        payload=delivery.payload,
-    )
+    event = {
+        "trigger_event": delivery.trigger_event,
+        "created_at": iso_utc(delivery.event_created_at),
+        "payload": delivery.payload,
+    }
+    rendered = render_for_app(webhook.app_id, **event) or render(webhook.payload_template, **event)
     headers = {"Content-Type": rendered.content_type, "User-Agent": user_agent()}
     headers.update(
         signature_headers(

@@ -103,7 +103,7 @@ def fire_due_scheduled_triggers(*, now=None) -> int:
             .select_related(
                 "webhook", "booking", "booking__organizer", "booking__event_type", "booking__rescheduled_from"
             )
-            .prefetch_related("booking__attendees")
+            .prefetch_related("booking__attendees", "booking__payments")
             .filter(start_after__lte=now)
             .order_by("start_after", "id")[: webhook_setting("SWEEP_BATCH_SIZE")]
         )

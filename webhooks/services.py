@@ -261,6 +261,13 @@ def webhook_delete(*, webhook: Webhook) -> None:
 
 
 @transaction.atomic
+def webhooks_delete_all(*, webhooks) -> int:
+    """Delete the given webhooks (a queryset the caller may manage); how many there were."""
+    count, _ = Webhook.objects.filter(pk__in=list(webhooks.values_list("pk", flat=True))).delete()
+    return count
+
+
+@transaction.atomic
 def webhook_rotate_secret(*, webhook: Webhook) -> Webhook:
     """A new generated secret; the old one keeps signing alongside it for the grace period."""
     webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)

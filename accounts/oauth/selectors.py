@@ -46,6 +46,15 @@ def client_is_suspended(application: Application) -> bool:
     return profile is not None and profile.suspended
 
 
+def client_by_client_id(client_id: str) -> Application | None:
+    """A registered client that may be shown to whoever names it (its public facts: name, logo,
+    redirect URI); a suspended client is as good as unknown."""
+    application = Application.objects.filter(client_id=client_id).first()
+    if application is None or client_is_suspended(application):
+        return None
+    return application
+
+
 def client_scope_ceiling(application: Application) -> list[str]:
     """The scopes the operator allows this client to ask for; none without a profile."""
     profile = client_profile(application)

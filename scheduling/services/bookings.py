@@ -567,7 +567,8 @@ def booking_attendee_add(*, booking: Booking, name: str, email: str, time_zone: 
     if len(emails) >= MAX_ATTENDEES:
         raise Conflict(f"A booking has at most {MAX_ATTENDEES} attendees.")
     attendee = Attendee(booking=booking, name=name, email=email, time_zone=time_zone, locale=locale or "en")
-    attendee.full_clean(exclude=["booking"])
+    # A guest may come without a name (it is then listed among the booking's `guests`).
+    attendee.full_clean(exclude=["booking"] if name else ["booking", "name"])
     attendee.save()
     booking.save(update_fields=["updated_at"])
     return attendee

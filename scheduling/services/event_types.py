@@ -38,6 +38,12 @@ def _check_can_manage(*, actor: User | None, event_type: EventType) -> None:
         raise Forbidden("Only the owner may change this event type.")
 
 
+def event_type_check_can_manage(*, actor: User | None, event_type: EventType) -> None:
+    """Who may change an event type (or what belongs to it, such as its private links): its
+    owner, an admin or owner of its team, a system admin; 403 for anyone else."""
+    _check_can_manage(actor=actor, event_type=event_type)
+
+
 def _schedule_for(*, actor: User | None, event_type: EventType, schedule_id: int | None) -> Schedule | None:
     """The schedule must be the caller's (or, for an admin editing someone's event type, the owner's).
     An operator may pick any schedule for a team event type."""

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from accounts.tests.factories import UserFactory
+from payments.tests.factories import PaymentFactory
 from scheduling.payloads import booking_payload
 from scheduling.services.bookings import _emit
 from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory
@@ -124,6 +125,22 @@ def test_a_location_that_is_not_a_link_adds_no_video_call_url():
     assert booking_payload(booking)["metadata"] == {"a": 1}
 
 
+def test_meeting_payloads_say_paid_once_a_payment_of_the_booking_succeeded():
+    booking = make_booking(at(2027, 1, 11, 9))
+    PaymentFactory(booking=booking, success=False)
+    assert booking_payload(booking, trigger=WebhookTrigger.MEETING_STARTED)["paid"] is False
+    PaymentFactory(booking=booking, success=True)
+    assert booking_payload(booking, trigger=WebhookTrigger.MEETING_ENDED)["paid"] is True
+    assert "paid" not in booking_payload(booking)
+
+
+def test_booking_triggers_carry_a_null_custom_reply_to_email_as_cal_com_sends_without_one():
+    booking = make_booking(at(2027, 1, 11, 9))
+    for trigger in (WebhookTrigger.BOOKING_CREATED, WebhookTrigger.BOOKING_CANCELLED):
+        payload = booking_payload(booking, trigger=trigger)
+        assert "customReplyToEmail" in payload and payload["customReplyToEmail"] is None
+
+
 def test_building_costs_one_query_for_the_attendees_however_many_and_none_when_given(django_assert_num_queries):
     booking = make_booking(at(2027, 1, 11, 9))
     AttendeeFactory.create_batch(4, booking=booking)
@@ -131,8 +148,12 @@ def test_building_costs_one_query_for_the_attendees_however_many_and_none_when_g
     attendees = list(booking.attendees.all())
     with django_assert_num_queries(1):
         assert len(booking_payload(booking)["attendees"]) == 5
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):  # the attendees, and the payments for `paid`
         assert len(booking_payload(booking, trigger=WebhookTrigger.MEETING_ENDED)["attendees"]) == 5
+    prefetched = type(booking).objects.select_related("organizer", "event_type").prefetch_related("payments")
+    booking = prefetched.get(pk=booking.pk)
+    with django_assert_num_queries(0):
+        booking_payload(booking, trigger=WebhookTrigger.MEETING_ENDED, attendees=attendees)
     with django_assert_num_queries(0):
         booking_payload(booking, trigger=WebhookTrigger.BOOKING_CANCELLED, attendees=attendees)
 

@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class PrivateLinksConfig(AppConfig):
+    name = "private_links"
