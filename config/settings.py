@@ -461,6 +461,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 SIGNIN_THROTTLE_PER_ACCOUNT = env.int("SIGNIN_THROTTLE_PER_ACCOUNT", default=5)
 SIGNIN_THROTTLE_PER_ADDRESS = env.int("SIGNIN_THROTTLE_PER_ADDRESS", default=20)
 SIGNIN_THROTTLE_WINDOW_SECONDS = env.int("SIGNIN_THROTTLE_WINDOW_SECONDS", default=300)
-# Behind a reverse proxy every client arrives from the proxy's address: the client's is then the
-# last X-Forwarded-For entry, the one the proxy appended.
-SIGNIN_THROTTLE_BEHIND_PROXY = env.bool("BEHIND_PROXY", default=False)
+# Behind reverse proxies every client arrives from the nearest proxy's address: the client's is
+# read from X-Forwarded-For, past the entries the trusted proxies appended (core.client_address):
+# TRUSTED_PROXY_CIDRS (the proxies' networks) or else TRUSTED_PROXY_COUNT hops (1 with BEHIND_PROXY).
+TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1 if env.bool("BEHIND_PROXY", default=False) else 0)

@@ -24,12 +24,21 @@ from django.conf import settings
 
 KEY_PREFIX = "webhooks:gate:"
 
-# KEYS: slots, waiting, rate. ARGV: delivery id, cap, hold until (ms), now (ms), spacing (ms, 0 = no
-# rate limit). Returns {1, 0} when a slot is taken, {0, 0} when full, {0, wait ms} when rate-limited
+# Every time in these scripts is Redis' own (`TIME`), so that the workers and web processes of every
+# host share one clock for slot holds and rate spacing, whatever their own clocks say.
+SERVER_NOW = """
+local server_time = redis.call('TIME')
+local now = tonumber(server_time[1]) * 1000 + math.floor(tonumber(server_time[2]) / 1000)
+"""
+
+# KEYS: slots, waiting, rate. ARGV: delivery id, cap, hold (ms), spacing (ms, 0 = no rate limit).
+# Returns {1, 0} when a slot is taken, {0, 0} when full, {0, wait ms} when rate-limited
 # and this caller should enqueue itself again after `wait` (also when it is that delivery, woken a
 # little early), {0, -1} when rate-limited and another delivery already does.
-ACQUIRE = """
-local now = tonumber(ARGV[4])
+ACQUIRE = (
+    SERVER_NOW
+    + """
+local hold_until = now + tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, 0} end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
@@ -37,7 +46,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   redis.call('PEXPIRE', KEYS[2], 86400000)
   return {0, 0}
 end
-local spacing = tonumber(ARGV[5])
+local spacing = tonumber(ARGV[4])
 if spacing > 0 then
   local next_start = tonumber(redis.call('HGET', KEYS[3], 'next') or '0')
   if next_start > now then
@@ -58,10 +67,20 @@ if spacing > 0 then
   redis.call('PEXPIRE', KEYS[3], spacing + 60000)
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZADD', KEYS[1], tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) - now + 1000)
+redis.call('ZADD', KEYS[1], hold_until, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) + 1000)
 return {1, 0}
 """
+)
+
+# KEYS: slots. How many slots are held now (expired holds dropped).
+IN_FLIGHT = (
+    SERVER_NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+"""
+)
 
 # KEYS: slots, waiting. ARGV: delivery id. Frees the slot, returns the oldest waiting delivery (or false).
 RELEASE = """
@@ -101,6 +120,7 @@ class RedisGate:
         self.acquire_script = self.client.register_script(ACQUIRE)
         self.release_script = self.client.register_script(RELEASE)
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
+        self.in_flight_script = self.client.register_script(IN_FLIGHT)
 
     def acquire(self, *, webhook_id, delivery_id: int, cap: int, hold_seconds: float, rate: float | None):
         return self.acquire_many([(webhook_id, delivery_id, rate)], cap=cap, hold_seconds=hold_seconds)[0]
@@ -108,14 +128,11 @@ class RedisGate:
     def acquire_many(self, requests: list[tuple], *, cap: int, hold_seconds: float) -> list[Admission]:
         """`acquire` for each (webhook id, delivery id, rate) in order, in one round trip: the script
         runs once per delivery, one after another, as separate calls would (a commit's deliveries)."""
-        now_ms = int(time.time() * 1000)
         pipeline = self.client.pipeline(transaction=False)
         for webhook_id, delivery_id, rate in requests:
             spacing = int(1000 / rate) if rate else 0
             self.acquire_script(
-                keys=_keys(webhook_id),
-                args=[delivery_id, cap, now_ms + int(hold_seconds * 1000), now_ms, spacing],
-                client=pipeline,
+                keys=_keys(webhook_id), args=[delivery_id, cap, int(hold_seconds * 1000), spacing], client=pipeline
             )
         return [
             Admission(True) if admitted else Admission(False, wait / 1000 if wait > 0 else None)
@@ -134,8 +151,7 @@ class RedisGate:
 
     def in_flight(self, webhook_id) -> int:
         slots, _, _ = _keys(webhook_id)
-        self.client.zremrangebyscore(slots, "-inf", int(time.time() * 1000))
-        return self.client.zcard(slots)
+        return int(self.in_flight_script(keys=[slots]))
 
 
 class LocalGate:
