@@ -336,6 +336,8 @@ WEBHOOKS = {
     "SWEEP_INTERVAL_SECONDS": 5,
     "RESPONSE_BODY_LIMIT_BYTES": 8192,
     "SWEEP_BATCH_SIZE": env.int("WEBHOOK_SWEEP_BATCH_SIZE", default=500),
+    # A backlog drains at the workers' rate: the sweeper keeps the broker's queue at most this deep.
+    "SWEEP_QUEUE_TARGET": env.int("WEBHOOK_SWEEP_QUEUE_TARGET", default=5000),
     # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
     # the sweeper.
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
