@@ -468,3 +468,26 @@ SIGNIN_THROTTLE_WINDOW_SECONDS = env.int("SIGNIN_THROTTLE_WINDOW_SECONDS", defau
 # TRUSTED_PROXY_CIDRS (the proxies' networks) or else TRUSTED_PROXY_COUNT hops (1 with BEHIND_PROXY).
 TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1 if env.bool("BEHIND_PROXY", default=False) else 0)
+
+# --- Observability (docs/operations.md, "Observability"): everything off unless switched on -------
+# Prometheus metrics at /metrics (web; only from METRICS_ALLOWED_CIDRS, by the address
+# core.client_address finds) and on METRICS_WORKER_PORT (each Celery worker); OpenTelemetry traces
+# through OpenTelemetry's own OTEL_* variables (OTEL_TRACES_EXPORTER=otlp or console); JSON log
+# lines with the request id and trace id (LOG_FORMAT=json).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
+METRICS_ALLOWED_CIDRS = env.list(
+    "METRICS_ALLOWED_CIDRS",
+    default=["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
+)
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=9808)
+TRACES_EXPORTER = env.str("OTEL_TRACES_EXPORTER", default="none").strip().lower()
+TRACES_EXPORTER = "" if TRACES_EXPORTER in ("", "none") else TRACES_EXPORTER
+LOG_FORMAT = env.str("LOG_FORMAT", default="text").strip().lower()
+INSTALLED_APPS.append("observability")
+if METRICS_ENABLED or LOG_FORMAT == "json":
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("core.middleware.RequestIdMiddleware") + 1, "observability.middleware.ObservabilityMiddleware"
+    )
+if LOG_FORMAT == "json":
+    LOGGING["formatters"] = {"json": {"()": "observability.logs.JsonFormatter"}}
+    LOGGING["handlers"]["console"]["formatter"] = "json"

@@ -26,6 +26,11 @@ def _networks(cidrs: tuple[str, ...]):
     return tuple(ipaddress.ip_network(cidr.strip(), strict=False) for cidr in cidrs if cidr.strip())
 
 
+def address_in(address: str, cidrs) -> bool:
+    """Whether `address` (an IP address as text; anything else is not) is inside one of `cidrs`."""
+    return _is_trusted(address, _networks(tuple(cidrs)))
+
+
 def _is_trusted(address: str, networks) -> bool:
     try:
         parsed = ipaddress.ip_address(address)

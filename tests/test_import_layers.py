@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "demo", "devserver"}
+APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "demo", "devserver", "observability"}
 # `config` (settings, URLs, the Celery app) and the runners at the top (`demo`, `devserver`) wire
 # the project together; nothing below them imports them. Code that needs the Celery app reads it
 # through `celery.current_app`.
@@ -34,6 +34,9 @@ def imported_modules(path: Path):
         ("payments", {"scheduling", "calv2"} | TOP),
         ("scheduling", {"calv2"} | TOP),
         ("calv2", TOP),
+        # Observability watches the others from above webhooks (its metrics read the outbox) and is
+        # imported by nothing but the settings and URLs.
+        ("observability", {"scheduling", "payments", "calv2"} | TOP),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package, forbidden):
