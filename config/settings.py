@@ -491,3 +491,31 @@ if METRICS_ENABLED or LOG_FORMAT == "json":
 if LOG_FORMAT == "json":
     LOGGING["formatters"] = {"json": {"()": "observability.logs.JsonFormatter"}}
     LOGGING["handlers"]["console"]["formatter"] = "json"
+
+# --- Redis through Sentinel (docs/operations.md, "Failover: Redis through Sentinel") --------------
+# REDIS_SENTINELS (host:port,...) makes the cache, the rate limiter and the webhook gate find the
+# primary named REDIS_SENTINEL_MASTER through the Sentinels (core.redis_sentinel), and the broker
+# use kombu's Sentinel transport; REDIS_URL then gives only the database number and the password.
+REDIS_SENTINELS = env.list("REDIS_SENTINELS", default=[])
+REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default="mymaster")
+if REDIS_URL and REDIS_SENTINELS:
+    CACHES["default"]["OPTIONS"]["pool_class"] = "core.redis_sentinel.SentinelPool"
+    if CELERY_BROKER_URL == REDIS_URL:
+        from redis.connection import parse_url as _parse_redis_url
+
+        _redis = _parse_redis_url(REDIS_URL)
+        _password = f":{_redis['password']}@" if _redis.get("password") else ""
+        CELERY_BROKER_URL = ";".join(
+            f"sentinel://{_password}{address.strip()}/{_redis.get('db', 0)}" for address in REDIS_SENTINELS
+        )
+        _timeouts = {
+            "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+            "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+        }
+        CELERY_BROKER_TRANSPORT_OPTIONS = {
+            **CELERY_BROKER_TRANSPORT_OPTIONS,
+            "master_name": REDIS_SENTINEL_MASTER,
+            "sentinel_kwargs": _timeouts,
+            **_timeouts,
+            **CELERY_TASK_PUBLISH_RETRY_POLICY,
+        }

@@ -13,17 +13,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time as clock
 from collections import Counter
-from datetime import datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
-import requests
 
+from tests.support.failover import SteadyBookings, one_delivery_per_booking, receiving
 from tests.support.outages import ROOT, CeleryWorker, Gunicorn, PrivateRedis, _postgres_bin, free_port, wait_for_port
 from webhooks.tests.conftest import wait_until
 
@@ -107,16 +105,6 @@ print(json.dumps({"key": api_key_create(user=organizer)[1], "eventType": event_t
 """
 
 
-def free_slots(weeks_ahead: int = 3):
-    today = datetime.now(BERLIN).date()
-    day = today + timedelta(days=(7 - today.weekday()) % 7 + 7 * weeks_ahead)
-    while True:
-        if day.weekday() < 5:
-            for half_hours in range(16):
-                yield datetime.combine(day, time(9), tzinfo=BERLIN) + timedelta(minutes=30 * half_hours)
-        day += timedelta(days=1)
-
-
 def test_primary_lost_under_bookings_standby_promoted_no_acknowledged_booking_lost(pair, receiver):
     primary, standby = pair
     subprocess.run(["psql", primary.url(), "-qc", "CREATE DATABASE scheduling"], check=True, capture_output=True)
@@ -125,7 +113,6 @@ def test_primary_lost_under_bookings_standby_promoted_no_acknowledged_booking_lo
     base = {"DJANGO_SETTINGS_MODULE": "config.settings_test", "DATABASE_URL": database_url}
     manage(base, "manage.py", "migrate", "--noinput")
     seeded = json.loads(manage(base, "-c", SEED.replace("URL", repr(receiver.url()))).strip().splitlines()[-1])
-    headers = {"Authorization": f"Bearer {seeded['key']}"}
 
     with PrivateRedis() as redis_server:
         env = {
@@ -137,57 +124,30 @@ def test_primary_lost_under_bookings_standby_promoted_no_acknowledged_booking_lo
             "DB_CONNECT_TIMEOUT_SECONDS": "2",
         }
         server, worker = Gunicorn(env), CeleryWorker({**env, "CONN_MAX_AGE": "0"})
-        answers: list[tuple[float, int, str | None]] = []  # (time, status, uid)
-        stop = threading.Event()
-        slots = free_slots()
-
-        def book_steadily():
-            session = requests.Session()
-            while not stop.is_set():
-                body = {"eventTypeId": seeded["eventType"], "start": next(slots).isoformat(), "name": "Ada"}
-                body |= {"email": "ada@example.org", "timeZone": "UTC"}
-                try:
-                    response = session.post(f"{server.url}/v1/bookings", json=body, headers=headers, timeout=TIMEOUT)
-                except requests.RequestException:
-                    answers.append((clock.monotonic(), 0, None))
-                    continue
-                uid = response.json().get("uid") if response.status_code == 200 else None
-                answers.append((clock.monotonic(), response.status_code, uid))
-                clock.sleep(0.05)
-
+        bookings = None
         try:
             server.start()
             worker.start()
-            booker = threading.Thread(target=book_steadily, daemon=True)
-            booker.start()
-            wait_until(lambda: sum(1 for _, status, _ in answers if status == 200) >= 20, 60, "20 bookings")
+            bookings = SteadyBookings(server.url, seeded["key"], seeded["eventType"], pause=0.05).start()
+            answers = bookings.answers
+            wait_until(lambda: len(bookings.acknowledged()) >= 20, 60, "20 bookings")
             stopped_at = clock.monotonic()
             primary.stop()
             clock.sleep(1.0)  # the seconds an operator's (or a failover manager's) decision takes
             standby.run(_postgres_bin("pg_ctl"), "-D", str(standby.data), "-w", "promote")
             promoted_at = clock.monotonic()
-            wait_until(
-                lambda: sum(1 for at, status, _ in answers if status == 200 and at > promoted_at) >= 20,
-                60,
-                "20 bookings on the new primary",
-            )
-            stop.set()
-            booker.join(TIMEOUT + 5)
+            wait_until(lambda: len(bookings.acknowledged(promoted_at)) >= 20, 60, "20 bookings on the new primary")
+            bookings.stop()
 
             statuses = Counter(status for _, status, _ in answers)
             assert set(statuses) <= {200, 503}, statuses  # never a 500, never a dropped connection
-            acknowledged = {uid for _, status, uid in answers if status == 200}
+            acknowledged = bookings.acknowledged()
             with psycopg.connect(standby.url("scheduling")) as connection:
                 stored = {row[0] for row in connection.execute("SELECT uid FROM scheduling_booking")}
             assert acknowledged <= stored  # nothing acknowledged was lost
 
-            def delivered() -> Counter:
-                return Counter(request.json()["payload"]["uid"] for request in receiver.requests)
-
-            wait_until(lambda: set(delivered()) >= acknowledged, 60, "each acknowledged booking's webhook")
-            by_message = {}
-            for request in receiver.requests:
-                by_message.setdefault(request.json()["payload"]["uid"], set()).add(request.headers["webhook-id"])
+            wait_until(lambda: set(one_delivery_per_booking(receiver)) >= acknowledged, 60, "each booking's webhook")
+            by_message = one_delivery_per_booking(receiver)
             assert all(len(ids) == 1 for ids in by_message.values())  # one delivery per booking
             unavailable = [at for at, status, _ in answers if status == 503]
             figures = {
@@ -203,15 +163,10 @@ def test_primary_lost_under_bookings_standby_promoted_no_acknowledged_booking_lo
             figures["worker_restarts"] = worker.restarts
             print("FAILOVER_FIGURES", json.dumps(figures))
         finally:
-            stop.set()
+            if bookings is not None:
+                bookings.stop()
             worker.stop()
             server.stop()
 
 
-@pytest.fixture
-def receiver():
-    from webhooks.tests.conftest import Receiver
-
-    server = Receiver()
-    yield server
-    server.close()
+receiver = pytest.fixture(receiving)

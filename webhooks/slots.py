@@ -114,9 +114,9 @@ def _keys(webhook_id) -> tuple[str, str, str]:
 
 class RedisGate:
     def __init__(self, url: str, timeout: float = 5.0):
-        import redis
+        from core.redis_sentinel import client
 
-        self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.client = client(url, timeout=timeout)
         self.acquire_script = self.client.register_script(ACQUIRE)
         self.release_script = self.client.register_script(RELEASE)
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
