@@ -464,9 +464,33 @@ def sweep(*, now: datetime | None = None) -> int:
         total += enqueued
         if enqueued < room or backlog is None or time.monotonic() >= deadline:
             break
+    total += _wake_waiting()
     if total:
         logger.info("Webhook sweeper enqueued %d due deliveries", total)
     return total
+
+
+def _wake_waiting() -> int:
+    """Deliveries waiting for a slot of their webhook whose holder died (a worker killed between
+    logging an attempt and giving its slot back): the hold runs out after LEASE_SECONDS, and this
+    sweep sends the waiting ones then, instead of when their own lease runs out (which a sweep may
+    have just renewed: up to twice as late)."""
+    webhook_ids = list(
+        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__isnull=False)
+        .order_by()
+        .values_list("webhook_id", flat=True)
+        .distinct()[: webhook_setting("SWEEP_BATCH_SIZE")]
+    )
+    if not webhook_ids:
+        return 0
+    try:
+        woken = slots.gate().reap_many(webhook_ids, cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"))
+    except Exception:  # noqa: BLE001 - Redis is down: their leases bring them back
+        logger.warning("Could not look for deliveries waiting behind expired slots; their leases will")
+        return 0
+    if woken:
+        enqueue_deliveries(woken)
+    return len(woken)
 
 
 def _sweep_batch(limit: int) -> int:

@@ -82,6 +82,22 @@ return redis.call('ZCARD', KEYS[1])
 """
 )
 
+# KEYS: slots, waiting. ARGV: cap. Drops the holds that ran out (a worker killed before it gave its
+# slot back) and pops as many waiting deliveries, oldest first, as there are free slots: nobody
+# else would wake them, since only a release pops the waiting set.
+REAP = (
+    SERVER_NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+if free <= 0 then return {} end
+local popped = redis.call('ZPOPMIN', KEYS[2], free)
+local ids = {}
+for index = 1, #popped, 2 do ids[#ids + 1] = popped[index] end
+return ids
+"""
+)
+
 # KEYS: slots, waiting. ARGV: delivery id. Frees the slot, returns the oldest waiting delivery (or false).
 RELEASE = """
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -121,6 +137,7 @@ class RedisGate:
         self.release_script = self.client.register_script(RELEASE)
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
         self.in_flight_script = self.client.register_script(IN_FLIGHT)
+        self.reap_script = self.client.register_script(REAP)
 
     def acquire(self, *, webhook_id, delivery_id: int, cap: int, hold_seconds: float, rate: float | None):
         return self.acquire_many([(webhook_id, delivery_id, rate)], cap=cap, hold_seconds=hold_seconds)[0]
@@ -152,6 +169,14 @@ class RedisGate:
     def in_flight(self, webhook_id) -> int:
         slots, _, _ = _keys(webhook_id)
         return int(self.in_flight_script(keys=[slots]))
+
+    def reap_many(self, webhook_ids: list, *, cap: int) -> list[int]:
+        """The waiting deliveries of these webhooks that expired holds left slots for, in one round trip."""
+        pipeline = self.client.pipeline(transaction=False)
+        for webhook_id in webhook_ids:
+            slots, waiting, _ = _keys(webhook_id)
+            self.reap_script(keys=[slots, waiting], args=[cap], client=pipeline)
+        return [int(delivery_id) for popped in pipeline.execute() for delivery_id in popped]
 
 
 class LocalGate:
@@ -219,6 +244,22 @@ class LocalGate:
         now = time.time()
         with self.lock:
             return sum(1 for until in self.slots.get(webhook_id, {}).values() if until > now)
+
+    def reap_many(self, webhook_ids: list, *, cap: int) -> list[int]:
+        now = time.time()
+        woken = []
+        with self.lock:
+            for webhook_id in webhook_ids:
+                slots = self.slots.setdefault(webhook_id, {})
+                for held, until in list(slots.items()):
+                    if until <= now:
+                        del slots[held]
+                for _ in range(max(0, cap - len(slots))):
+                    oldest = self._pop_oldest(webhook_id)
+                    if oldest is None:
+                        break
+                    woken.append(oldest)
+        return woken
 
 
 _gate = {"pid": None, "gate": None}
