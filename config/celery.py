@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import setup_logging, worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -36,3 +36,36 @@ def _worker_broker_timeouts(**kwargs):
             options.pop(name, None)
         timeout = settings.WORKER_REDIS_SOCKET_TIMEOUT_SECONDS
         app.conf.broker_transport_options = {**options, "socket_timeout": timeout, "socket_connect_timeout": timeout}
+
+
+@worker_ready.connect
+def _serve_worker_metrics(**kwargs):
+    """With METRICS_ENABLED, each worker serves its own metrics (webhook attempts, their lag, the
+    database and Redis time) on METRICS_WORKER_PORT for Prometheus to scrape."""
+    import logging
+
+    from django.conf import settings
+
+    if not settings.METRICS_ENABLED:
+        return
+    from prometheus_client import start_http_server
+
+    try:
+        start_http_server(settings.METRICS_WORKER_PORT)
+    except OSError as error:  # a second worker on the host: the port is the first one's
+        logging.getLogger(__name__).warning(
+            "Worker metrics not served on port %s: %s", settings.METRICS_WORKER_PORT, error
+        )
+
+
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+
+    @setup_logging.connect
+    def _service_logging(**kwargs):
+        """With LOG_FORMAT=json, workers and beat log through the service's LOGGING (JSON lines),
+        not Celery's text format: connecting here is how Celery is told to leave logging alone."""
+        import logging.config
+
+        from django.conf import settings
+
+        logging.config.dictConfig(settings.LOGGING)

@@ -7,6 +7,8 @@ variables still apply: `PORT` (binds 0.0.0.0:$PORT) and `WEB_CONCURRENCY` (the n
 """
 
 import os
+import shutil
+import tempfile
 import threading
 
 # Each worker tells the master it is alive by touching a file every second or so. In /tmp on a disk
@@ -127,3 +129,29 @@ def _answer_gunicorns_own_errors_with_problem_json():
 
 
 _answer_gunicorns_own_errors_with_problem_json()
+
+
+# Prometheus metrics (METRICS_ENABLED): each worker process keeps its counters in files of one
+# folder, and /metrics adds them up, whichever worker answers the scrape (observability.metrics).
+# The folder is this master's own, emptied when it starts; a worker that exits is marked dead so
+# that its gauges stop counting (its counters are kept).
+if os.environ.get("METRICS_ENABLED", "").strip().lower() in ("1", "true", "yes", "on"):
+    os.environ.setdefault(
+        "PROMETHEUS_MULTIPROC_DIR",
+        os.path.join(
+            "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir(), f"scheduling-metrics-{os.getpid()}"
+        ),
+    )
+
+    def on_starting(server):
+        folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder, exist_ok=True)
+
+    def child_exit(server, worker):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+    def on_exit(server):
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)

@@ -341,6 +341,8 @@ WEBHOOKS = {
     "SWEEP_INTERVAL_SECONDS": 5,
     "RESPONSE_BODY_LIMIT_BYTES": 8192,
     "SWEEP_BATCH_SIZE": env.int("WEBHOOK_SWEEP_BATCH_SIZE", default=500),
+    # A backlog drains at the workers' rate: the sweeper keeps the broker's queue at most this deep.
+    "SWEEP_QUEUE_TARGET": env.int("WEBHOOK_SWEEP_QUEUE_TARGET", default=5000),
     # Retries due within this many seconds also get a (short) Celery countdown; later ones wait for
     # the sweeper.
     "SHORT_RETRY_MAX_SECONDS": env.float("WEBHOOK_SHORT_RETRY_MAX_SECONDS", default=10.0),
@@ -510,6 +512,59 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 SIGNIN_THROTTLE_PER_ACCOUNT = env.int("SIGNIN_THROTTLE_PER_ACCOUNT", default=5)
 SIGNIN_THROTTLE_PER_ADDRESS = env.int("SIGNIN_THROTTLE_PER_ADDRESS", default=20)
 SIGNIN_THROTTLE_WINDOW_SECONDS = env.int("SIGNIN_THROTTLE_WINDOW_SECONDS", default=300)
-# Behind a reverse proxy every client arrives from the proxy's address: the client's is then the
-# last X-Forwarded-For entry, the one the proxy appended.
-SIGNIN_THROTTLE_BEHIND_PROXY = env.bool("BEHIND_PROXY", default=False)
+# Behind reverse proxies every client arrives from the nearest proxy's address: the client's is
+# read from X-Forwarded-For, past the entries the trusted proxies appended (core.client_address):
+# TRUSTED_PROXY_CIDRS (the proxies' networks) or else TRUSTED_PROXY_COUNT hops (1 with BEHIND_PROXY).
+TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=1 if env.bool("BEHIND_PROXY", default=False) else 0)
+
+# --- Observability (docs/operations.md, "Observability"): everything off unless switched on -------
+# Prometheus metrics at /metrics (web; only from METRICS_ALLOWED_CIDRS, by the address
+# core.client_address finds) and on METRICS_WORKER_PORT (each Celery worker); OpenTelemetry traces
+# through OpenTelemetry's own OTEL_* variables (OTEL_TRACES_EXPORTER=otlp or console); JSON log
+# lines with the request id and trace id (LOG_FORMAT=json).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
+METRICS_ALLOWED_CIDRS = env.list(
+    "METRICS_ALLOWED_CIDRS",
+    default=["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
+)
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=9808)
+TRACES_EXPORTER = env.str("OTEL_TRACES_EXPORTER", default="none").strip().lower()
+TRACES_EXPORTER = "" if TRACES_EXPORTER in ("", "none") else TRACES_EXPORTER
+LOG_FORMAT = env.str("LOG_FORMAT", default="text").strip().lower()
+INSTALLED_APPS.append("observability")
+if METRICS_ENABLED or LOG_FORMAT == "json":
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("core.middleware.RequestIdMiddleware") + 1, "observability.middleware.ObservabilityMiddleware"
+    )
+if LOG_FORMAT == "json":
+    LOGGING["formatters"] = {"json": {"()": "observability.logs.JsonFormatter"}}
+    LOGGING["handlers"]["console"]["formatter"] = "json"
+
+# --- Redis through Sentinel (docs/operations.md, "Failover: Redis through Sentinel") --------------
+# REDIS_SENTINELS (host:port,...) makes the cache, the rate limiter and the webhook gate find the
+# primary named REDIS_SENTINEL_MASTER through the Sentinels (core.redis_sentinel), and the broker
+# use kombu's Sentinel transport; REDIS_URL then gives only the database number and the password.
+REDIS_SENTINELS = env.list("REDIS_SENTINELS", default=[])
+REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default="mymaster")
+if REDIS_URL and REDIS_SENTINELS:
+    CACHES["default"]["OPTIONS"]["pool_class"] = "core.redis_sentinel.SentinelPool"
+    if CELERY_BROKER_URL == REDIS_URL:
+        from redis.connection import parse_url as _parse_redis_url
+
+        _redis = _parse_redis_url(REDIS_URL)
+        _password = f":{_redis['password']}@" if _redis.get("password") else ""
+        CELERY_BROKER_URL = ";".join(
+            f"sentinel://{_password}{address.strip()}/{_redis.get('db', 0)}" for address in REDIS_SENTINELS
+        )
+        _timeouts = {
+            "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+            "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+        }
+        CELERY_BROKER_TRANSPORT_OPTIONS = {
+            **CELERY_BROKER_TRANSPORT_OPTIONS,
+            "master_name": REDIS_SENTINEL_MASTER,
+            "sentinel_kwargs": _timeouts,
+            **_timeouts,
+            **CELERY_TASK_PUBLISH_RETRY_POLICY,
+        }

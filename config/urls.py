@@ -17,6 +17,7 @@ resource_urls = [
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("readyz", core_views.readyz, name="readyz"),
+    path("", include("observability.urls")),  # /metrics (404 unless METRICS_ENABLED)
     # First, so that the API's requests are not tried against the admin's and OAuth's patterns.
     path("v1/", include(resource_urls)),
     # The landing page, the API references and the guides (before v2's catch-all: /v2/docs).

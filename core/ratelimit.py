@@ -31,6 +31,7 @@ import itertools
 import logging
 import math
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -46,12 +47,18 @@ logger = logging.getLogger(__name__)
 WINDOW_SECONDS = 60
 KEY_PREFIX = "ratelimit"
 
-# KEYS[1]: the sorted set of one limit. ARGV: now (ms), window (ms), limit, a unique member for
-# this request, cost (1 counts the request if it fits, 0 only looks). Returns {allowed (0/1),
-# requests in the window after this one, ms until the oldest of them leaves the window}.
+# KEYS[1]: the sorted set of one limit. ARGV: now (ms; empty: Redis' own clock, `TIME`), window
+# (ms), limit, a unique member for this request, cost (1 counts the request if it fits, 0 only
+# looks). Returns {allowed (0/1), requests in the window after this one, ms until the oldest of them
+# leaves the window}. Every web host counts on one clock, Redis', so a host whose clock runs ahead
+# or behind neither expires others' requests early nor keeps its own too long.
 SLIDING_WINDOW_LUA = """
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
+if not now then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 local window = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local cost = tonumber(ARGV[5])
@@ -101,8 +108,8 @@ def consume(
     key: str, limit: int, *, window: int = WINDOW_SECONDS, cost: int = 1, now: float | None = None
 ) -> tuple[bool, RateLimitState | None]:
     """One sliding-window limit: `limit` requests per `window` seconds under `key`. With `cost=0`
-    nothing is counted; the answer says whether one more request would fit."""
-    now = time.time() if now is None else now
+    nothing is counted; the answer says whether one more request would fit. `now` (seconds) is for
+    tests; by default the time is Redis' own (`TIME`), the same for every host."""
     result = _evaluate(key, limit, window, cost, now)
     if result is None:
         return True, None
@@ -111,10 +118,10 @@ def consume(
     return bool(allowed), RateLimitState(limit=limit, remaining=max(0, limit - count), reset=reset)
 
 
-def _evaluate(key: str, limit: int, window: int, cost: int, now: float) -> tuple[int, int, float] | None:
+def _evaluate(key: str, limit: int, window: int, cost: int, now: float | None) -> tuple[int, int, float] | None:
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
-        return _evaluate_in_cache(backend, key, limit, window, cost, now)
+        return _evaluate_in_cache(backend, key, limit, window, cost, time.time() if now is None else now)
     if not health.should_try():
         health.passed_uncounted()
         return None
@@ -122,7 +129,7 @@ def _evaluate(key: str, limit: int, window: int, cost: int, now: float) -> tuple
         script = _script(backend)
         allowed, count, reset_ms = script(
             keys=[backend.make_and_validate_key(key)],
-            args=[int(now * 1000), window * 1000, limit, _member(now), cost],
+            args=["" if now is None else int(now * 1000), window * 1000, limit, _member(), cost],
         )
     except RedisError as error:
         health.failed(error)
@@ -144,11 +151,13 @@ def forget(key: str) -> None:
 
 
 _SEQUENCE = itertools.count()
+_HOST = socket.gethostname()
 
 
-def _member(now: float) -> str:
-    """Unique within the sorted set: two requests in the same millisecond are two members."""
-    return f"{now:.6f}:{os.getpid()}:{threading.get_ident()}:{next(_SEQUENCE)}"
+def _member() -> str:
+    """Unique within the sorted set: two requests in the same millisecond are two members (the host
+    name, process, thread and a counter; the score carries the time)."""
+    return f"{_HOST}:{os.getpid()}:{threading.get_ident()}:{next(_SEQUENCE)}"
 
 
 def _evaluate_in_cache(backend, key: str, limit: int, window: int, cost: int, now: float):

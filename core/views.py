@@ -40,10 +40,13 @@ def healthz(request):
 
 @read_only_probe
 def readyz(request):
-    """The database and the broker are reachable, so requests and deliveries can be served.
+    """Whether this instance can serve: 200 while the database answers, 503 without it.
 
-    `rateLimit` is this process's view of the rate limiter's Redis (informational: the limit fails
-    open, so it does not make the process unready): `status`, how many `outages` it has seen and how
+    The broker (Redis) is reported, not required: without it the API keeps serving (the rate limit
+    fails open, deliveries wait in the database for the sweeper), so a Redis outage must not take
+    every web instance out of a load balancer's rotation. `status` is `ok`, `degraded` (serving,
+    a dependency is down: `checks` says which) or `unavailable` (503). `rateLimit` is this
+    process's view of the rate limiter's Redis: `status`, how many `outages` it has seen and how
     many requests it let through uncounted (`uncountedRequests`) since it started."""
     checks = {}
     try:
@@ -54,13 +57,19 @@ def readyz(request):
         checks["database"] = f"unreachable: {error.__class__.__name__}"
     try:
         with current_app.connection_for_write() as broker:
-            broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
+            broker.ensure_connection(max_retries=1, interval_start=0, timeout=1)
         checks["broker"] = "ok"
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:  # noqa: BLE001 - reported, not fatal
         checks["broker"] = f"unreachable: {error.__class__.__name__}"
-    ready = all(value == "ok" for value in checks.values())
-    body = {"status": "ok" if ready else "unavailable", "checks": checks, "rateLimit": ratelimit.health.report()}
-    return JsonResponse(body, status=200 if ready else 503)
+    limiter = ratelimit.health.report()
+    if checks["database"] != "ok":
+        status = "unavailable"
+    elif checks["broker"] != "ok" or limiter["status"] != "ok":
+        status = "degraded"
+    else:
+        status = "ok"
+    body = {"status": status, "checks": checks, "rateLimit": limiter}
+    return JsonResponse(body, status=503 if status == "unavailable" else 200)
 
 
 def not_found(request, exception=None):

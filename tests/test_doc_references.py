@@ -17,9 +17,9 @@ from django.conf import settings
 ROOT = Path(settings.BASE_DIR)
 PACKAGES = (
     *("core", "accounts", "holds", "scheduling", "payments", "webhooks", "notifications", "calv2", "integrations"),
-    *("demo", "devserver", "config", "benchmarks"),
+    *("demo", "devserver", "config", "benchmarks", "observability"),
 )
-TOP_LEVEL = (*PACKAGES, "tests", "templates", "docs", ".ci")
+TOP_LEVEL = (*PACKAGES, "tests", "templates", "docs", ".ci", "deploy")
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SOURCES = sorted(
     path
@@ -41,6 +41,7 @@ OUTSIDE_NAMES = {
     *("max_connections", "btree_gist", "pg_terminate_backend"),
     *("to_attr", "update_or_create", "pre_request", "post_request"),
     "cal_com",  # Pipedream's name of the Cal.com app
+    *("histogram_quantile", "parentbased_traceidratio"),  # PromQL's and OpenTelemetry's
 }
 
 

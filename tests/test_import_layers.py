@@ -22,6 +22,7 @@ APPS = {
     "private_links",
     "demo",
     "devserver",
+    "observability",
 }
 # `config` (settings, URLs, the Celery app) and the runners at the top (`demo`, `devserver`) wire
 # the project together; nothing below them imports them. Code that needs the Celery app reads it
@@ -58,6 +59,9 @@ def imported_modules(path: Path):
         ("integrations", {"calv2"} | TOP),
         # The settings find `make run`'s database through config/local_database.py, not the runner.
         ("config", {"devserver"}),
+        # Observability watches the others from above webhooks (its metrics read the outbox) and is
+        # imported by nothing but the settings and URLs.
+        ("observability", {"scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package, forbidden):

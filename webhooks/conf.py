@@ -17,6 +17,8 @@ DEFAULTS = {
     "LEASE_SECONDS": 60,
     "SWEEP_INTERVAL_SECONDS": 5,
     "SWEEP_BATCH_SIZE": 500,
+    # The sweeper claims batches while the broker's queue holds fewer messages than this (webhooks.delivery.sweep).
+    "SWEEP_QUEUE_TARGET": 5000,
     "RESPONSE_BODY_LIMIT_BYTES": 8192,
     # A retry due within this many seconds is enqueued with a Celery countdown (and kept leased);
     # later ones wait in the database for the sweeper. Countdowns stay short on purpose: Redis

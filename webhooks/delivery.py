@@ -11,6 +11,7 @@ Celery countdown.
 
 import logging
 import random
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -27,7 +28,7 @@ from webhooks import sending, slots
 from webhooks.app_bodies import render_for_app
 from webhooks.conf import webhook_setting
 from webhooks.delivery_sql import ATTEMPT_RESULT_FIELDS, CLAIM_SQL, CLAIMED_ROW, RECORD_SUCCESS_SQL
-from webhooks.dispatch import enqueue_deliveries
+from webhooks.dispatch import broker_backlog, enqueue_deliveries
 from webhooks.models import (
     OPEN_DELIVERY_STATUSES,
     PING_TRIGGER,
@@ -438,10 +439,63 @@ def close_interrupted_attempts(*, now: datetime) -> int:
 
 def sweep(*, now: datetime | None = None) -> int:
     """The beat task's body: fire due scheduled triggers, then re-enqueue due deliveries whose lease
-    ran out (lost broker message, crashed worker, retry that waited in the database)."""
+    ran out (lost broker message, crashed worker, retry that waited in the database).
+
+    A backlog (after a Redis outage, a subscriber back from a long failure) drains at the workers'
+    rate, not at a fixed batch per run: the sweeper keeps claiming batches of SWEEP_BATCH_SIZE while
+    the broker's queue holds fewer than SWEEP_QUEUE_TARGET messages, waiting for the workers to
+    take some when it is full, for up to SWEEP_INTERVAL_SECONDS (the next run carries on). Only
+    what the workers can reach well within LEASE_SECONDS is leased, so a deep backlog is not leased,
+    expired and enqueued again in circles. Without a readable queue length it claims one batch."""
     fire_due_scheduled_triggers(now=now)
+    close_interrupted_attempts(now=timezone.now())
+    batch = webhook_setting("SWEEP_BATCH_SIZE")
+    target = webhook_setting("SWEEP_QUEUE_TARGET")
+    deadline = time.monotonic() + webhook_setting("SWEEP_INTERVAL_SECONDS")
+    total = 0
+    while True:
+        backlog = broker_backlog()
+        room = batch if backlog is None else min(batch, target - backlog)
+        if room <= 0:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+            continue
+        enqueued = _sweep_batch(room)
+        total += enqueued
+        if enqueued < room or backlog is None or time.monotonic() >= deadline:
+            break
+    total += _wake_waiting()
+    if total:
+        logger.info("Webhook sweeper enqueued %d due deliveries", total)
+    return total
+
+
+def _wake_waiting() -> int:
+    """Deliveries waiting for a slot of their webhook whose holder died (a worker killed between
+    logging an attempt and giving its slot back): the hold runs out after LEASE_SECONDS, and this
+    sweep sends the waiting ones then, instead of when their own lease runs out (which a sweep may
+    have just renewed: up to twice as late)."""
+    webhook_ids = list(
+        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__isnull=False)
+        .order_by()
+        .values_list("webhook_id", flat=True)
+        .distinct()[: webhook_setting("SWEEP_BATCH_SIZE")]
+    )
+    if not webhook_ids:
+        return 0
+    try:
+        woken = slots.gate().reap_many(webhook_ids, cap=webhook_setting("CONCURRENCY_PER_WEBHOOK"))
+    except Exception:  # noqa: BLE001 - Redis is down: their leases bring them back
+        logger.warning("Could not look for deliveries waiting behind expired slots; their leases will")
+        return 0
+    if woken:
+        enqueue_deliveries(woken)
+    return len(woken)
+
+
+def _sweep_batch(limit: int) -> int:
     now = timezone.now()
-    close_interrupted_attempts(now=now)
     lease = timedelta(seconds=webhook_setting("LEASE_SECONDS"))
     with transaction.atomic():
         due = list(
@@ -449,13 +503,11 @@ def sweep(*, now: datetime | None = None) -> int:
             .filter(status__in=OPEN_DELIVERY_STATUSES, next_attempt_at__lte=now)
             .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
             .order_by("next_attempt_at", "id")
-            .values_list("pk", flat=True)[: webhook_setting("SWEEP_BATCH_SIZE")]
+            .values_list("pk", flat=True)[:limit]
         )
         if due:
             WebhookDelivery.objects.filter(pk__in=due).update(
                 status=DeliveryStatus.PENDING, lease_expires_at=now + lease
             )
             transaction.on_commit(lambda: enqueue_deliveries(due))
-    if due:
-        logger.info("Webhook sweeper enqueued %d due deliveries", len(due))
     return len(due)

@@ -70,3 +70,19 @@ def enqueue_new_deliveries(deliveries: list[tuple[int, object, float | None]]) -
         enqueue_deliveries(admitted)
     for delivery_id, countdown in later:
         enqueue_deliveries([delivery_id], countdown=countdown)
+
+
+def broker_backlog() -> int | None:
+    """Messages waiting in the default queue (not yet taken by a worker), or None when the broker
+    cannot say (it is down, or its transport does not count). The sweeper paces itself on it."""
+    from kombu.exceptions import ChannelError
+
+    try:
+        with current_app.connection_or_acquire() as connection:
+            queue = current_app.conf.task_default_queue
+            try:
+                return int(connection.default_channel.queue_declare(queue=queue, passive=True).message_count)
+            except ChannelError:  # not declared yet: nothing was ever queued there
+                return 0
+    except Exception:  # noqa: BLE001 - unknown: the sweeper claims one batch, as without pacing
+        return None

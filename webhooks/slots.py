@@ -24,12 +24,21 @@ from django.conf import settings
 
 KEY_PREFIX = "webhooks:gate:"
 
-# KEYS: slots, waiting, rate. ARGV: delivery id, cap, hold until (ms), now (ms), spacing (ms, 0 = no
-# rate limit). Returns {1, 0} when a slot is taken, {0, 0} when full, {0, wait ms} when rate-limited
+# Every time in these scripts is Redis' own (`TIME`), so that the workers and web processes of every
+# host share one clock for slot holds and rate spacing, whatever their own clocks say.
+SERVER_NOW = """
+local server_time = redis.call('TIME')
+local now = tonumber(server_time[1]) * 1000 + math.floor(tonumber(server_time[2]) / 1000)
+"""
+
+# KEYS: slots, waiting, rate. ARGV: delivery id, cap, hold (ms), spacing (ms, 0 = no rate limit).
+# Returns {1, 0} when a slot is taken, {0, 0} when full, {0, wait ms} when rate-limited
 # and this caller should enqueue itself again after `wait` (also when it is that delivery, woken a
 # little early), {0, -1} when rate-limited and another delivery already does.
-ACQUIRE = """
-local now = tonumber(ARGV[4])
+ACQUIRE = (
+    SERVER_NOW
+    + """
+local hold_until = now + tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, 0} end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
@@ -37,7 +46,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   redis.call('PEXPIRE', KEYS[2], 86400000)
   return {0, 0}
 end
-local spacing = tonumber(ARGV[5])
+local spacing = tonumber(ARGV[4])
 if spacing > 0 then
   local next_start = tonumber(redis.call('HGET', KEYS[3], 'next') or '0')
   if next_start > now then
@@ -58,10 +67,36 @@ if spacing > 0 then
   redis.call('PEXPIRE', KEYS[3], spacing + 60000)
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZADD', KEYS[1], tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) - now + 1000)
+redis.call('ZADD', KEYS[1], hold_until, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) + 1000)
 return {1, 0}
 """
+)
+
+# KEYS: slots. How many slots are held now (expired holds dropped).
+IN_FLIGHT = (
+    SERVER_NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+"""
+)
+
+# KEYS: slots, waiting. ARGV: cap. Drops the holds that ran out (a worker killed before it gave its
+# slot back) and pops as many waiting deliveries, oldest first, as there are free slots: nobody
+# else would wake them, since only a release pops the waiting set.
+REAP = (
+    SERVER_NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+if free <= 0 then return {} end
+local popped = redis.call('ZPOPMIN', KEYS[2], free)
+local ids = {}
+for index = 1, #popped, 2 do ids[#ids + 1] = popped[index] end
+return ids
+"""
+)
 
 # KEYS: slots, waiting. ARGV: delivery id. Frees the slot, returns the oldest waiting delivery (or false).
 RELEASE = """
@@ -95,12 +130,14 @@ def _keys(webhook_id) -> tuple[str, str, str]:
 
 class RedisGate:
     def __init__(self, url: str, timeout: float = 5.0):
-        import redis
+        from core.redis_sentinel import client
 
-        self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.client = client(url, timeout=timeout)
         self.acquire_script = self.client.register_script(ACQUIRE)
         self.release_script = self.client.register_script(RELEASE)
         self.enqueue_waiting_script = self.client.register_script(ENQUEUE_WAITING)
+        self.in_flight_script = self.client.register_script(IN_FLIGHT)
+        self.reap_script = self.client.register_script(REAP)
 
     def acquire(self, *, webhook_id, delivery_id: int, cap: int, hold_seconds: float, rate: float | None):
         return self.acquire_many([(webhook_id, delivery_id, rate)], cap=cap, hold_seconds=hold_seconds)[0]
@@ -108,14 +145,11 @@ class RedisGate:
     def acquire_many(self, requests: list[tuple], *, cap: int, hold_seconds: float) -> list[Admission]:
         """`acquire` for each (webhook id, delivery id, rate) in order, in one round trip: the script
         runs once per delivery, one after another, as separate calls would (a commit's deliveries)."""
-        now_ms = int(time.time() * 1000)
         pipeline = self.client.pipeline(transaction=False)
         for webhook_id, delivery_id, rate in requests:
             spacing = int(1000 / rate) if rate else 0
             self.acquire_script(
-                keys=_keys(webhook_id),
-                args=[delivery_id, cap, now_ms + int(hold_seconds * 1000), now_ms, spacing],
-                client=pipeline,
+                keys=_keys(webhook_id), args=[delivery_id, cap, int(hold_seconds * 1000), spacing], client=pipeline
             )
         return [
             Admission(True) if admitted else Admission(False, wait / 1000 if wait > 0 else None)
@@ -134,8 +168,15 @@ class RedisGate:
 
     def in_flight(self, webhook_id) -> int:
         slots, _, _ = _keys(webhook_id)
-        self.client.zremrangebyscore(slots, "-inf", int(time.time() * 1000))
-        return self.client.zcard(slots)
+        return int(self.in_flight_script(keys=[slots]))
+
+    def reap_many(self, webhook_ids: list, *, cap: int) -> list[int]:
+        """The waiting deliveries of these webhooks that expired holds left slots for, in one round trip."""
+        pipeline = self.client.pipeline(transaction=False)
+        for webhook_id in webhook_ids:
+            slots, waiting, _ = _keys(webhook_id)
+            self.reap_script(keys=[slots, waiting], args=[cap], client=pipeline)
+        return [int(delivery_id) for popped in pipeline.execute() for delivery_id in popped]
 
 
 class LocalGate:
@@ -203,6 +244,22 @@ class LocalGate:
         now = time.time()
         with self.lock:
             return sum(1 for until in self.slots.get(webhook_id, {}).values() if until > now)
+
+    def reap_many(self, webhook_ids: list, *, cap: int) -> list[int]:
+        now = time.time()
+        woken = []
+        with self.lock:
+            for webhook_id in webhook_ids:
+                slots = self.slots.setdefault(webhook_id, {})
+                for held, until in list(slots.items()):
+                    if until <= now:
+                        del slots[held]
+                for _ in range(max(0, cap - len(slots))):
+                    oldest = self._pop_oldest(webhook_id)
+                    if oldest is None:
+                        break
+                    woken.append(oldest)
+        return woken
 
 
 _gate = {"pid": None, "gate": None}

@@ -25,6 +25,7 @@ from webhooks import sending
 from webhooks.conf import webhook_setting
 from webhooks.delivery import StartedAttempt, finish_attempt, release_slot, start_attempt, sweep
 from webhooks.retention import purge_old_deliveries
+from webhooks.signals import attempt_finished, attempt_outcome
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,11 @@ def _record(started: StartedAttempt, future: Future) -> None:
         )
     try:
         finish_attempt(started, result)
+        attempt_finished.send(
+            sender=None,
+            outcome=attempt_outcome(result),
+            lag_seconds=(started.attempt.attempted_at - started.delivery.event_created_at).total_seconds(),
+        )
     except Exception:  # noqa: BLE001 - the lease and the sweeper take the delivery back
         logger.exception("Could not log the attempt of delivery %s; the sweeper will retry it", started.delivery.pk)
         if started.gated:

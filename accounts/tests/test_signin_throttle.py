@@ -105,7 +105,7 @@ def test_ipv6_addresses_of_one_slash_64_share_a_count():
 
 
 def test_behind_a_proxy_the_address_is_the_last_forwarded_for_entry(settings):
-    settings.SIGNIN_THROTTLE_BEHIND_PROXY = True
+    settings.TRUSTED_PROXY_COUNT = 1
     user = UserFactory()
     other = UserFactory()
 

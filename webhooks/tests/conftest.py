@@ -159,9 +159,10 @@ def _fresh_kept_alive_connections():
 class Worker:
     """`.venv/bin/celery -A config worker -B` in its own process group, on the test database."""
 
-    def __init__(self, database_url: str, overrides: dict):
+    def __init__(self, database_url: str, overrides: dict, beat: bool = True):
         self.database_url = database_url
         self.overrides = overrides
+        self.beat = beat
         self.process: subprocess.Popen | None = None
         self.directory = tempfile.mkdtemp(prefix="webhook-worker-")
         self.log_path = Path(self.directory) / "worker.log"
@@ -182,9 +183,7 @@ class Worker:
             "-A",
             "config",
             "worker",
-            "-B",
-            "-s",
-            str(Path(self.directory) / "beat-schedule"),
+            *(["-B", "-s", str(Path(self.directory) / "beat-schedule")] if self.beat else []),
             "--pool=threads",
             "--concurrency=4",
             "--without-gossip",
@@ -232,7 +231,8 @@ class Worker:
 
 @pytest.fixture
 def start_worker(transactional_db, settings):
-    """`start_worker()` runs a worker with this test's `settings.WEBHOOKS`; stopped at the end."""
+    """`start_worker()` runs a worker with this test's `settings.WEBHOOKS` (and its embedded beat,
+    unless `beat=False`: the test then runs the sweeper itself); stopped at the end."""
     import redis
     from django.db import connection
 
@@ -241,8 +241,8 @@ def start_worker(transactional_db, settings):
     database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
     workers: list[Worker] = []
 
-    def start() -> Worker:
-        worker = Worker(database_url, dict(settings.WEBHOOKS)).start()
+    def start(beat: bool = True) -> Worker:
+        worker = Worker(database_url, dict(settings.WEBHOOKS), beat=beat).start()
         workers.append(worker)
         return worker
 
