@@ -56,7 +56,7 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from accounts.models import User, UserRole  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
 from benchmarks.databases import exists, median_ms, recreate, timed, use_database  # noqa: E402
-from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
+from benchmarks.scale_seed import give_bookings, give_rows, seed_scale  # noqa: E402
 from benchmarks.seed import POST_WINDOW_DAYS, purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
 from payments.models import Payment  # noqa: E402
@@ -71,6 +71,11 @@ from webhooks.selectors import delivery_list  # noqa: E402
 TAKE = 100
 DEEP_PAGE = 1000
 PURGE_BATCHES = 20  # the purge is timed over this many batches (or fewer, at the small sizes)
+# The busy organizer's database: the caller owns BIG_OWN of its bookings (each with an attendee, whose
+# address is one of BIG_OWN / BIG_GUEST_BOOKINGS), in an installation of BIG_INSTALLATION more.
+BIG_INSTALLATION = 10**6
+BIG_OWN = 10**6
+BIG_GUEST_BOOKINGS = 50
 DATABASE_COST_BOOKINGS = 200  # POSTs over which the primary's CPU (10-ms ticks) and WAL are read
 
 
@@ -98,6 +103,19 @@ def prepare(name: str, bookings: int) -> dict:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     print(f"{name}: seeded {bookings:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return caller
+
+
+def prepare_big(name: str) -> dict:
+    """(Re)create database `name` for the busy organizer: the installation at BIG_INSTALLATION
+    bookings around `benchmarks.seed`'s caller, who is then given BIG_OWN more bookings of their
+    own, each with an attendee (`give_bookings`)."""
+    caller = prepare(name, BIG_INSTALLATION)
+    started = time.monotonic()
+    give_bookings(organizer_id=caller["user_id"], bookings=BIG_OWN, guests=BIG_OWN // BIG_GUEST_BOOKINGS)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"{name}: gave the caller {BIG_OWN:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return caller
 
 

@@ -10,11 +10,11 @@ from datetime import datetime
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet, Value
 
 from accounts.models import Membership, MembershipRole, User
 from core.compiled_queries import AnyOf, IdArray, Parameter
-from scheduling.models import Attendee, Booking
+from scheduling.models import Attendee, Booking, EventType
 
 
 def booking_list(
@@ -48,10 +48,14 @@ def booking_list(
         queryset = queryset.filter(status__in=statuses)
     if event_type_ids:
         queryset = queryset.filter(event_type_id__in=event_type_ids)
+    # Each bound also bounds the other column (a booking ends after it starts): PostgreSQL estimates
+    # two columns' conditions as independent, and took a one-day window of a million bookings for
+    # a fifth of them, so it walked the list's order past every other row (1.4 s). On one column the
+    # window's estimate is right, and its index reads the window alone.
     if after_start_time is not None:
-        queryset = queryset.filter(start_time__gte=after_start_time)
+        queryset = queryset.filter(start_time__gte=after_start_time, end_time__gt=after_start_time)
     if before_end_time is not None:
-        queryset = queryset.filter(end_time__lte=before_end_time)
+        queryset = queryset.filter(end_time__lte=before_end_time, start_time__lt=before_end_time)
     if recurring_event_id is not None:
         queryset = queryset.filter(recurring_event_id=recurring_event_id)
     if attendee_emails:
@@ -65,44 +69,49 @@ def booking_visibility(user: User) -> Q:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
     to those they may decide on.
 
-    One union of four indexed lookups (organizer, event type owner, the event types of teams they
-    run, attendee email) rather than one OR of them: PostgreSQL cannot use an index for an OR of
-    subqueries and scanned every booking (200,000 bookings: 570 ms for the count, 1.5 s for the
-    first page, against 25 ms and 106 ms for the union). The union's ids are gathered into one
-    array first and the bookings read by primary key from it (`id = ANY(ARRAY(…))`), so the plan
-    starts from the caller's rows however many bookings the planner guesses the union holds: with
-    `id IN (…)`, one bad guess (ten million for an organizer's 2,206) made it merge-join every
-    booking's key (10^7 bookings: 413 ms for the count; 2.4 ms when the plan starts from the
-    caller's ids). Estimates wrong about a branch's own column can still make that branch scan:
-    the planner needs the statistics autovacuum keeps (docs/benchmarks.md, "Cost versus data
-    size")."""
-    sql, params = _visible_ids()
-    values = {"user_id": user.pk, "email": user.email}
-    ids = IdArray(sql, [values[p.name] if isinstance(p, Parameter) else p for p in params], _ID_ARRAY)
-    return Q(AnyOf("pk", ids))
+    One OR of conditions on the booking's own columns, each served by an index: its organizer, its
+    event type among those the caller owns or whose team they run (read first, and written into
+    the statement as an array of constants), and its id among the bookings whose attendees have
+    the caller's address (`id = ANY(ARRAY(…))`, gathered once as an InitPlan). PostgreSQL then
+    sees how many bookings each condition matches (its statistics of `organizer_id` and
+    `event_type_id` for these very values) and chooses the plan by that: for a caller with a few
+    thousand bookings among millions, a BitmapOr of the three index lookups; for an organizer of a
+    million, the list's own order (an index scan that stops after the page's rows). No plan
+    gathers every visible id before the page is read, which cost in proportion to the caller's
+    rows (docs/benchmarks.md, "The busy organizer").
+
+    An OR of subqueries (`event_type_id IN (SELECT …)`) is what PostgreSQL cannot use an index for,
+    and an estimate it cannot see (the event types as an InitPlan) was a default that made a team
+    admin's million bookings look like ten: hence the one query for the event type ids."""
+    sql, params = _attended_ids()
+    attended = IdArray(sql, [user.email if isinstance(param, Parameter) else param for param in params], _ID_ARRAY)
+    condition = Q(organizer_id=user.pk) | Q(AnyOf("pk", attended))
+    event_type_ids = _event_types_run_by(user)
+    if event_type_ids:
+        condition |= Q(AnyOf("event_type_id", Value(event_type_ids, output_field=_ID_ARRAY)))
+    return condition
 
 
 _ID_ARRAY = ArrayField(BigIntegerField())
 
 
-@functools.cache
-def _visible_ids() -> tuple[str, tuple]:
-    """The union of `booking_visibility` as SQL, built and compiled by the ORM once per process with
-    a `Parameter` for the user's id and e-mail: building that union cost more CPU than PostgreSQL
-    takes to answer it, on every list, get and write of a booking (docs/benchmarks.md)."""
-    user = Parameter("user_id", User._meta.pk)
-    ids = (
-        Booking.objects.filter(organizer_id=user)
-        .values("pk")
-        .order_by()
-        .union(
-            Booking.objects.filter(event_type__owner_id=user).values("pk").order_by(),
-            Booking.objects.filter(event_type__team_id__in=_teams_run_by(user)).values("pk").order_by(),
-            Attendee.objects.filter(email=Parameter("email", User._meta.get_field("email")))
-            .values("booking_id")
-            .order_by(),
-        )
+def _event_types_run_by(user: User) -> list[int]:
+    """The ids of the event types whose bookings `user` sees as their owner or their team's
+    ADMIN or OWNER (a few, or a few hundred for an admin of many teams)."""
+    return list(
+        EventType.objects.filter(Q(owner_id=user.pk) | Q(team_id__in=_teams_run_by(user)))
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
+
+
+@functools.cache
+def _attended_ids() -> tuple[str, tuple]:
+    """The ids of the bookings with an attendee of one address, as SQL compiled once per process
+    (with a `Parameter` for the address): building it cost more CPU than PostgreSQL takes to
+    answer it, on every list, get and write of a booking (docs/benchmarks.md)."""
+    email = Parameter("email", User._meta.get_field("email"))
+    ids = Attendee.objects.filter(email=email).values("booking_id").order_by()
     sql, params = ids.query.get_compiler(DEFAULT_DB_ALIAS).as_sql()
     return sql, tuple(params)
 
