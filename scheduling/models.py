@@ -186,6 +186,10 @@ class Booking(models.Model):
         ]
         indexes = [
             models.Index(fields=["organizer", "start_time"], name="booking_organizer_start"),
+            # A visibility branch in a list's order (scheduling.selectors.bookings.booking_visibility).
+            models.Index(fields=["organizer", "id"], name="booking_organizer_order"),
+            models.Index(fields=["event_type", "id"], name="booking_event_type_order"),
+            models.Index(fields=["event_type", "start_time"], name="booking_event_type_start"),
             models.Index(fields=["status"], name="booking_status"),
             models.Index(fields=["start_time"], name="booking_start"),
             models.Index(fields=["end_time"], name="booking_end"),
