@@ -40,7 +40,7 @@ from django.db.models.functions import Lower
 from django.db.models.lookups import Contains, StartsWith
 from django.utils.functional import cached_property
 
-from core.readpath.branches import AnyBranch
+from core.readpath.branches import AnyBranch, holds_branches
 
 # Up to this many matching rows a list says exactly how many; beyond, it says "about N".
 EXACT_COUNT_LIMIT = 10_000
@@ -80,6 +80,10 @@ class EstimatedCountPaginator(Paginator):
         # its 10,001 rows at the start of the index, as its page does, instead of after every
         # older row (14 ms against 83 ms at 10^6 payments).
         rows = self.object_list.order_by("-pk" if _newest_first(self.object_list) else "pk")
+        if holds_branches(rows.query.where):
+            # A search (`indexed_search`): with no order each field's branch stops at the bound in
+            # its own index; in the list's order a broad term read 170,000 rows to count 10,001.
+            rows = rows.order_by()
         counted = rows[: self.exact_count_limit + 1].count()
         if counted <= self.exact_count_limit:
             return counted
