@@ -1,5 +1,8 @@
 """`make bench-scale` (`python -m benchmarks.scale`): what the API's hot requests cost as the data
-grows, from 10^3 bookings to 10^5 (and 10^7 on demand: `BENCH_SCALE_MAX=7`).
+grows, from 10^3 bookings to 10^5 (and 10^7 on demand: `BENCH_SCALE_MAX=7`); and the busy organizer,
+who owns 10^6 bookings (each with an attendee) of a database of two million, beside the lone
+organizer of the 10^3 database, call by call (`BENCH_SCALE_BIG=0` leaves it out: its database
+takes about a quarter of an hour to seed; `<name>_big`).
 
 For each size one database `<name>_<exponent>` is (re)created and migrated, given the benchmark
 caller of `make bench` (`benchmarks.seed`: 2,000 bookings, 500 of them in a 31-day window, 20
@@ -56,12 +59,12 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from accounts.models import User, UserRole  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
 from benchmarks.databases import exists, median_ms, recreate, timed, use_database  # noqa: E402
-from benchmarks.scale_seed import give_rows, seed_scale  # noqa: E402
+from benchmarks.scale_seed import give_bookings, give_rows, seed_scale  # noqa: E402
 from benchmarks.seed import POST_WINDOW_DAYS, purge_broker, seeded_caller  # noqa: E402
 from benchmarks.seed import seed as seed_caller  # noqa: E402
 from payments.models import Payment  # noqa: E402
 from payments.selectors import payment_list  # noqa: E402
-from scheduling.models import Booking  # noqa: E402
+from scheduling.models import Attendee, Booking  # noqa: E402
 from scheduling.selectors.bookings import booking_list  # noqa: E402
 from webhooks.delivery import sweep  # noqa: E402
 from webhooks.models import Webhook, WebhookDelivery  # noqa: E402
@@ -71,6 +74,12 @@ from webhooks.selectors import delivery_list  # noqa: E402
 TAKE = 100
 DEEP_PAGE = 1000
 PURGE_BATCHES = 20  # the purge is timed over this many batches (or fewer, at the small sizes)
+# The busy organizer's database: the caller owns BIG_OWN of its bookings (each with an attendee, whose
+# address is one of BIG_OWN / BIG_GUEST_BOOKINGS), in an installation of BIG_INSTALLATION more.
+BIG_INSTALLATION = 10**6
+BIG_OWN = 10**6
+BIG_GUEST_BOOKINGS = 50
+BIG_DEEP_PAGE = 2000  # of 500 rows: a million rows in, where the busy organizer's list still goes on
 DATABASE_COST_BOOKINGS = 200  # POSTs over which the primary's CPU (10-ms ticks) and WAL are read
 
 
@@ -98,6 +107,19 @@ def prepare(name: str, bookings: int) -> dict:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     print(f"{name}: seeded {bookings:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return caller
+
+
+def prepare_big(name: str) -> dict:
+    """(Re)create database `name` for the busy organizer: the installation at BIG_INSTALLATION
+    bookings around `benchmarks.seed`'s caller, who is then given BIG_OWN more bookings of their
+    own, each with an attendee (`give_bookings`)."""
+    caller = prepare(name, BIG_INSTALLATION)
+    started = time.monotonic()
+    give_bookings(organizer_id=caller["user_id"], bookings=BIG_OWN, guests=BIG_OWN // BIG_GUEST_BOOKINGS)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"{name}: gave the caller {BIG_OWN:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return caller
 
 
@@ -238,6 +260,64 @@ def measure(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
     return lines
 
 
+def organizer_lines(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
+    """The lines of one organizer's own calls (`BIG_LINES`), on the current database: their lists
+    as they read them, /v1/me, 31 days of slots and POST /v1/bookings."""
+    user = User.objects.get(pk=caller["user_id"])
+    client = api_client(user)
+    guest = Attendee.objects.filter(booking__organizer=user).order_by("-booking_id").values_list("email", flat=True)
+    total = Booking.objects.filter(organizer=user).count()
+    deep = min(BIG_DEEP_PAGE, total // 500)  # a full page of 500
+    before = client.get(f"/v1/bookings?take=500&page={deep - 1}").json()["pagination"] if deep > 1 else None
+    busy = caller["busy_window"]
+    paths = {
+        "GET /v1/bookings?take=50 (first page)": "/v1/bookings?take=50",
+        "GET /v1/bookings?take=50&attendeeEmail=…": f"/v1/bookings?take=50&{urlencode({'attendeeEmail': guest[0]})}",
+        "GET /v1/bookings?take=500": "/v1/bookings?take=500",
+        "GET /v1/bookings?take=500&page=N": f"/v1/bookings?take=500&page={deep}",
+        "GET /v1/bookings?take=500&after= (page N)": f"/v1/bookings?take=500&after={before['nextCursor']}"
+        if before
+        else "/v1/bookings?take=500",
+        "GET /v1/bookings?take=50&status=cancelled": "/v1/bookings?take=50&status=cancelled",
+        "GET /v1/bookings?status=upcoming": "/v1/bookings?status=upcoming",
+        "GET /v2/bookings?take=50": "/v2/bookings?take=50",
+        "GET /v1/me": "/v1/me",
+        "GET /v1/slots (31 days)": f"/v1/slots?eventTypeId={caller['slots_event_type_id']}&startTime={busy[0]}"
+        f"&endTime={busy[1]}",
+    }
+    lines = {}
+    for line, path in paths.items():
+        milliseconds, status, _ = timed(client, path, runs)
+        assert status == 200, (path, status)
+        lines[line] = (milliseconds, f"page {deep:,}" if "page=N" in line or "page N" in line else "")
+    lines["POST /v1/bookings"] = (post_bookings(client, caller, runs)[0], "")
+    purge_broker()
+    return lines
+
+
+def big_organizer_table(base: str, runs: int, reuse_databases: bool) -> None:
+    """The busy organizer (BIG_OWN bookings of their own) beside the lone one of the 10^3 database
+    (2,000 bookings of their own), line by line, with the ratio."""
+    small_name, big_name = f"{base}_3", f"{base}_big"
+    small = (reuse(small_name) if reuse_databases else None) or prepare(small_name, 10**3)
+    alone = organizer_lines(small, runs)
+    big = (reuse(big_name) if reuse_databases else None) or prepare_big(big_name)
+    busy = organizer_lines(big, runs)
+    print(
+        f"\nThe busy organizer ({BIG_OWN:,} bookings of their own, each with an attendee, among "
+        f"{BIG_INSTALLATION:,} more) beside the lone organizer of the 10^3 database (2,000 of their own).\n"
+    )
+    print("| call | lone organizer (10^3) | busy organizer (10^6 own) | busy ÷ lone |")
+    print("|---|--:|--:|--:|")
+    for line, (milliseconds, note) in alone.items():
+        busy_ms, busy_note = busy[line]
+        cells = [
+            f"{milliseconds:.1f}" + (f" ({note})" if note else ""),
+            f"{busy_ms:.1f}" + (f" ({busy_note})" if busy_note else ""),
+        ]
+        print(f"| {line} | {' | '.join(cells)} | {busy_ms / milliseconds:.1f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=int(os.environ.get("BENCH_SCALE_MAX", "5")), choices=(3, 5, 7))
@@ -245,6 +325,12 @@ def main() -> None:
     parser.add_argument("--chart", help="draw the curve into this PNG file")
     parser.add_argument(
         "--reuse", action="store_true", help="measure the databases an earlier run seeded (seed only missing ones)"
+    )
+    parser.add_argument(
+        "--big",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("BENCH_SCALE_BIG", "1") != "0",
+        help="also measure the busy organizer (a database of 2 million bookings: about 15 minutes of seeding)",
     )
     arguments = parser.parse_args()
     base = connection.settings_dict["NAME"]
@@ -271,6 +357,8 @@ def main() -> None:
         print(f"| {line} | {' | '.join(cells)} | {ratio:.1f} |", flush=True)
     if arguments.chart:
         chart(results, arguments.chart)
+    if arguments.big:
+        big_organizer_table(base, arguments.runs, arguments.reuse)
 
 
 def chart(results: dict, path: str) -> None:

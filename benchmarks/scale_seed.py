@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from benchmarks.admin_seed import clone_rows, seed
 from payments.models import Payment
-from scheduling.models import Booking
+from scheduling.models import Attendee, Booking
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 MEMBERS_PER_TEAM = 1000
@@ -116,7 +116,47 @@ def give_rows(*, booking: Booking, payment: Payment, delivery: WebhookDelivery, 
     analyze()
 
 
+def give_bookings(*, organizer_id: int, bookings: int, guests: int) -> None:
+    """`bookings` more bookings of one organizer (copies of their earliest, a minute long and two
+    minutes apart back from it, so they overlap none of theirs), each with one attendee of
+    `guests` addresses taken in turn (`own-guest-<n>@example.net`): a busy organizer's table, in
+    which one guest's address matches `bookings / guests` of them."""
+    template = Booking.objects.filter(organizer_id=organizer_id).order_by("start_time", "id").first()
+    attendee = Attendee.objects.filter(booking=template).order_by("id").first()
+    before = Booking.objects.order_by("-pk").values_list("pk", flat=True).first()
+    with connection.cursor() as cursor:
+        clone_rows(
+            cursor,
+            Booking,
+            template.pk,
+            bookings,
+            {
+                "uid": f"md5('big{organizer_id}-' || g)",
+                "title": "'Busy meeting ' || g",
+                "status": "(ARRAY['ACCEPTED', 'ACCEPTED', 'ACCEPTED', 'PENDING', 'CANCELLED'])[1 + g % 5]",
+                "start_time": "t.start_time - g * interval '2 minutes'",
+                "end_time": "t.start_time - g * interval '2 minutes' + interval '1 minute'",
+                "created_at": "t.created_at - g * interval '2 minutes'",
+                "recurring_event_id": "''",
+                "rescheduled_from_id": "NULL",
+            },
+        )
+        clone_rows(
+            cursor,
+            Attendee,
+            attendee.pk,
+            bookings,
+            {
+                "booking_id": "owned[g]",
+                "name": "'Busy Guest ' || g",
+                "email": f"'own-guest-' || g % {int(guests)} || '@example.net'",
+            },
+            {"owned": f"SELECT id FROM {Booking._meta.db_table} WHERE id > {before}"},
+        )
+    analyze()
+
+
 def analyze() -> None:
     with connection.cursor() as cursor:
-        for model in (Booking, Payment, Webhook, WebhookDelivery, DeliveryAttempt):
+        for model in (Booking, Attendee, Payment, Webhook, WebhookDelivery, DeliveryAttempt):
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")

@@ -119,7 +119,17 @@ BOOKING = _object(
 )
 OFFSET_PAGINATION = _object(
     {
-        "totalItems": INTEGER,
+        "totalItems": {
+            "type": "integer",
+            "description": (
+                "The bookings the filters match: exact up to 10,000 (`totalItemsIsExact`), above that PostgreSQL's "
+                "estimate; `remainingItems` and `totalPages` follow it. `hasNextPage` never depends on it."
+            ),
+        },
+        "totalItemsIsExact": {
+            "type": "boolean",
+            "description": "Whether `totalItems` is exact; false when more than 10,000 bookings match.",
+        },
         "remainingItems": INTEGER,
         "returnedItems": INTEGER,
         "itemsPerPage": INTEGER,

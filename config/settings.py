@@ -312,6 +312,7 @@ API_LIMITS = {
     "PAGE_SIZE_DEFAULT": 100,  # ?take=
     "PAGE_SIZE_MAX": 500,
     "PAGE_MAX": 10000,  # ?page=
+    "COUNT_EXACT_MAX": 10000,  # a list's `total` is exact up to this many matched rows, then an estimate
     "SCHEDULE_AVAILABILITY_ROWS": 100,  # weekly rules and date overrides of one schedule, together
     "SLOTS_MAX_DAYS": 62,  # GET /slots: endTime - startTime
     "WEBHOOK_TEMPLATE_MAX_CHARS": 65536,  # payloadTemplate

@@ -281,7 +281,7 @@ class AnyOf(Expression):
     """`column = ANY(%s)`: the column is one of the values of an array, so the SQL is the same for
     a list of any length (where `column__in` writes one placeholder per value). The array is a
     `Parameter` (`queryset.filter(AnyOf("booking_id", Parameter("keys", …)))`) or any expression
-    of an array (`IdArray`, a subquery's ids gathered first). A condition."""
+    of an array. A condition."""
 
     conditional = True
 
@@ -300,18 +300,3 @@ class AnyOf(Expression):
         column_sql, column_params = compiler.compile(self.column)
         values_sql, values_params = compiler.compile(self.values)
         return f"{column_sql} = ANY({values_sql})", (*column_params, *values_params)
-
-
-class IdArray(Expression):
-    """`ARRAY(<select>)`: the ids a raw SELECT of one column answers, gathered into one array before
-    the outer query runs (PostgreSQL computes it once, as an InitPlan). With `AnyOf`, the outer
-    query then reads its table by primary key from those ids, whatever the planner estimates the
-    SELECT to return; an `IN (<select>)` lets that estimate choose the plan, and a bad one can
-    make it join the whole table (docs/benchmarks.md, "Cost versus data size")."""
-
-    def __init__(self, sql: str, params: tuple | list, output_field):
-        super().__init__(output_field=output_field)
-        self.sql, self.params = sql, tuple(params)
-
-    def as_sql(self, compiler, connection):
-        return f"ARRAY({self.sql})", self.params

@@ -12,6 +12,8 @@ ending with the primary key (so that no two rows tie): every list ordered by `id
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal
+from uuid import UUID
 
 from django.core import signing
 from django.core.exceptions import FieldDoesNotExist
@@ -64,8 +66,17 @@ def row_values(row, columns: list[Column], queryset: QuerySet) -> list:
 
 
 def encode(list_name: str, columns: list[Column], values: list) -> str:
-    written = [value.isoformat() if isinstance(value, date | datetime) else value for value in values]
-    return signer.sign_object([list_name, [column.name for column in columns], written])
+    """The signed cursor of a row's order values. A value JSON has no type for (a date, a UUID
+    primary key, a decimal) is written as text, which its field's `to_python` reads back."""
+    return signer.sign_object([list_name, [column.name for column in columns], [_written(value) for value in values]])
+
+
+def _written(value):
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if isinstance(value, UUID | Decimal):
+        return str(value)
+    return value
 
 
 def decode(value: str, *, parameter: str, list_name: str, columns: list[Column] | None) -> list:

@@ -6,11 +6,18 @@ naming the parameter, never a silently clamped page. The list key is the view's
 `envelope_plural`; `pagination` is `{page, take, total, hasNextPage, nextCursor}`, and a `Link`
 header carries `rel="next"` / `rel="prev"`.
 
+`total` follows one rule on every list (`counted`): it is exact up to COUNT_EXACT_MAX matched
+rows (API_LIMITS, 10,000), and above that PostgreSQL's estimate with `totalIsExact: false`, so a
+caller with a million rows pays for reading at most that many. `hasNextPage`, `nextCursor` and the
+`Link` header come from the page itself (one row more than asked) and never need the total.
+
 `?after=<nextCursor>` (core.keyset) is the other way to the next page: the rows after the last one
 of the previous page, found through the list's order and its index rather than by skipping
 `(page - 1) * take` rows, so a deep page costs what the first costs. With `after`, `page` is not
 given and is null in the answer, and `Link` has only `rel="next"` (with `after`).
 """
+
+import json
 
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
@@ -23,7 +30,7 @@ from core.query import query_int, single
 
 PAGINATION_SCHEMA = {
     "type": "object",
-    "required": ["page", "take", "total", "hasNextPage", "nextCursor"],
+    "required": ["page", "take", "total", "totalIsExact", "hasNextPage", "nextCursor"],
     "properties": {
         "page": {
             "type": "integer",
@@ -31,7 +38,18 @@ PAGINATION_SCHEMA = {
             "description": "The page read; null for a page read with `after`.",
         },
         "take": {"type": "integer"},
-        "total": {"type": "integer"},
+        "total": {
+            "type": "integer",
+            "description": (
+                "The rows the list's filters match: exact up to 10,000 (`totalIsExact`), above that PostgreSQL's "
+                "estimate (at least 10,001, and at least the rows up to this page). Not needed to page: use "
+                "`hasNextPage` and `nextCursor`."
+            ),
+        },
+        "totalIsExact": {
+            "type": "boolean",
+            "description": "Whether `total` is exact; false when more than 10,000 rows match and it is an estimate.",
+        },
         "hasNextPage": {"type": "boolean"},
         "nextCursor": {
             "type": "string",
@@ -45,9 +63,33 @@ PAGINATION_SCHEMA = {
 }
 
 
+def page_total(queryset, *, offset: int, rows: int, more: bool) -> tuple[int, bool]:
+    """The total of a page read at `offset` with one row more than asked (`rows` read, `more` if
+    the extra one came): a list that ends on the page has it in hand; any other is `counted`."""
+    if not more and (rows or offset == 0):
+        return offset + rows, True
+    return counted(queryset, seen=offset + rows if rows else 0)
+
+
+def counted(queryset, *, seen: int = 0) -> tuple[int, bool]:
+    """The rows `queryset` matches and whether that is exact: counted up to COUNT_EXACT_MAX (a
+    COUNT over at most that many rows plus one), above it PostgreSQL's estimate of the whole
+    query (EXPLAIN, no rows read). `seen` is how many rows the caller already knows there are (the
+    pages up to and including this one): the estimate is never less."""
+    bound = limit("COUNT_EXACT_MAX")
+    total = queryset.order_by()[: bound + 1].count()
+    if total <= bound:
+        return max(total, seen), True
+    # The estimate of the matched rows alone: the page's joins and columns change nothing in it.
+    plan = json.loads(queryset.order_by().values("pk").explain(format="json"))
+    estimate = int(plan[0]["Plan"]["Plan Rows"])
+    return max(estimate, bound + 1, seen), False
+
+
 class PagePagination(BasePagination):
     """At most two queries per page whatever its size: the page (one row more than asked) and a
-    COUNT, which a list that ends on the page does not need."""
+    COUNT bounded by COUNT_EXACT_MAX (`counted`), which a list that ends on the page does not
+    need."""
 
     page_query_param = "page"
     take_query_param = "take"
@@ -71,7 +113,7 @@ class PagePagination(BasePagination):
         if cursor is not None:
             values = keyset.decode(cursor, parameter=after_parameter, list_name=self.list_name(), columns=self.columns)
             self.page = None
-            self.total = queryset.count()
+            self.total, self.exact = counted(queryset)
             rows = list(keyset.after(queryset, self.columns, values)[: self.take + 1])
             self.more = len(rows) > self.take
             self.rows = rows[: self.take]
@@ -82,12 +124,9 @@ class PagePagination(BasePagination):
         # row up to the page, and the page's own), so it needs no COUNT; a longer one, or a page
         # past the end, is counted.
         rows = list(queryset[offset : offset + self.take + 1])
-        if len(rows) <= self.take and (rows or offset == 0):
-            self.total = offset + len(rows)
-        else:
-            self.total = queryset.count()
+        self.more = len(rows) > self.take
         self.rows = rows[: self.take]
-        self.more = self.page * self.take < self.total
+        self.total, self.exact = page_total(queryset, offset=offset, rows=len(self.rows), more=self.more)
         return self.rows
 
     def read_cursor(self, request) -> tuple[str, str | None]:
@@ -151,6 +190,7 @@ class PagePagination(BasePagination):
                 "page": self.page,
                 "take": self.take,
                 "total": self.total,
+                "totalIsExact": self.exact,
                 "hasNextPage": self.has_next_page,
                 "nextCursor": next_cursor,
             },
@@ -169,7 +209,8 @@ class PagePagination(BasePagination):
                 "required": False,
                 "description": (
                     f"Page number, 1-based, at most {limit('PAGE_MAX')}. PostgreSQL reads and skips every row of "
-                    "the pages before it, so a deep page costs in proportion to its depth; `after` does not."
+                    "the pages before it, so a deep page costs in proportion to its depth (page 2,000 of 500 rows "
+                    "reads a million); `after` costs the same at any depth."
                 ),
                 "schema": {"type": "integer", "minimum": 1, "maximum": limit("PAGE_MAX"), "default": 1},
             },

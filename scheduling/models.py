@@ -193,8 +193,15 @@ def new_booking_uid() -> str:
 
 class Booking(models.Model):
     uid = models.CharField(max_length=64, unique=True, default=new_booking_uid, editable=False)
-    organizer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bookings")
-    event_type = models.ForeignKey(EventType, null=True, blank=True, on_delete=models.SET_NULL, related_name="bookings")
+    # Indexed by `booking_organizer_order` and `booking_event_type_order` (each key, then the id): a
+    # second index on the key alone let PostgreSQL read a branch of a list in the key's order and
+    # sort it whole, which it took for cheap (Meta.indexes).
+    organizer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bookings", db_index=False
+    )
+    event_type = models.ForeignKey(
+        EventType, null=True, blank=True, on_delete=models.SET_NULL, related_name="bookings", db_index=False
+    )
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     start_time = models.DateTimeField()
@@ -232,6 +239,10 @@ class Booking(models.Model):
         ]
         indexes = [
             models.Index(fields=["organizer", "start_time"], name="booking_organizer_start"),
+            # A visibility branch in a list's order (scheduling.selectors.bookings.booking_visibility).
+            models.Index(fields=["organizer", "id"], name="booking_organizer_order"),
+            models.Index(fields=["event_type", "id"], name="booking_event_type_order"),
+            models.Index(fields=["event_type", "start_time"], name="booking_event_type_start"),
             models.Index(fields=["status"], name="booking_status"),
             models.Index(fields=["start_time"], name="booking_start"),
             models.Index(fields=["end_time"], name="booking_end"),

@@ -317,6 +317,7 @@ def test_page_and_take_at_their_limits_answer(client, headers):
         "page": 10000,
         "take": 500,
         "total": 0,
+        "totalIsExact": True,
         "hasNextPage": False,
         "nextCursor": None,
     }

@@ -355,6 +355,7 @@ def test_booking_list_filters_sort_and_offset_pagination(v2, owner):
     assert len(ids) == 1
     assert pagination == {
         "totalItems": 3,
+        "totalItemsIsExact": True,
         "remainingItems": 0,
         "returnedItems": 1,
         "itemsPerPage": 2,

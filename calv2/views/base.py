@@ -69,15 +69,18 @@ class SkipTake(QueryParameters):
     skip = Integer(minimum=0, maximum=10**9, default=0, description="Items to skip.")
 
 
-def offset_pagination(*, total: int, take: int, skip: int, returned: int) -> dict:
-    """Cal.com's `pagination` object of offset lists."""
+def offset_pagination(*, total: int, take: int, skip: int, returned: int, exact: bool, more: bool) -> dict:
+    """Cal.com's `pagination` object of offset lists, with `totalItemsIsExact` (the counting rule of
+    core.pagination: `totalItems` is exact up to COUNT_EXACT_MAX rows, an estimate above). Whether
+    a next page exists is known from the page (`more`), never from the total."""
     return {
         "totalItems": total,
+        "totalItemsIsExact": exact,
         "remainingItems": max(total - skip - returned, 0),
         "returnedItems": returned,
         "itemsPerPage": take,
         "currentPage": skip // take + 1,
         "totalPages": math.ceil(total / take) if total else 0,
-        "hasNextPage": skip + returned < total,
+        "hasNextPage": more,
         "hasPreviousPage": skip > 0,
     }

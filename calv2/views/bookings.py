@@ -19,6 +19,7 @@ from calv2.versions import (
 )
 from calv2.views.base import SkipTake, V2View, offset_pagination, v2_field_names
 from core.exceptions import NotFound
+from core.pagination import page_total
 from core.query import Choice, Email, Instant, Integer, ListOf, QueryParameters, Text
 from core.scopes import (
     READ_BOOKING,
@@ -148,9 +149,12 @@ class BookingsView(V2View):
         filters = BookingFilters.parse(request)
         page = SkipTake.parse(request)
         queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
-        total = queryset.count()
-        bookings = list(queryset[page["skip"] : page["skip"] + page["take"]]) if total else []
-        pagination = offset_pagination(total=total, take=page["take"], skip=page["skip"], returned=len(bookings))
+        bookings = list(queryset[page["skip"] : page["skip"] + page["take"] + 1])
+        more, bookings = len(bookings) > page["take"], bookings[: page["take"]]
+        total, exact = page_total(queryset, offset=page["skip"], rows=len(bookings), more=more)
+        pagination = offset_pagination(
+            total=total, take=page["take"], skip=page["skip"], returned=len(bookings), exact=exact, more=more
+        )
         return self.success([shapes.booking_2024_08_13(booking) for booking in bookings], pagination=pagination)
 
     def _cursor_page(self, request):

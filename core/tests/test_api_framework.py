@@ -83,6 +83,7 @@ def test_list_envelope_pagination_and_link_header(api_client, key):
         "page": 2,
         "take": 2,
         "total": 5,
+        "totalIsExact": True,
         "hasNextPage": True,
         "nextCursor": body["pagination"]["nextCursor"],
     }

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from accounts.tests.factories import UserFactory
+from accounts.tests.factories import TeamFactory, UserFactory
 from core.pagination import PagePagination
 from core.query import (
     Boolean,
@@ -249,8 +249,15 @@ def test_the_document_lists_exactly_the_declared_parameters_of_each_list():
 
 # --- through the API: every declared parameter of every list -------------------------------------
 
-# Valid values for the required parameters (GET /slots), so that the one under test is the bad one.
-REQUIRED = {"eventTypeId": "1", "startTime": "2030-01-01", "endTime": "2030-01-02"}
+# Valid values for the required parameters (GET /slots, /availability, /slots/why-not), so that the one under test is the bad one.
+REQUIRED = {
+    "eventTypeId": "1",
+    "startTime": "2030-01-01",
+    "endTime": "2030-01-02",
+    "dateFrom": "2030-01-01",
+    "dateTo": "2030-01-02",
+    "start": "2030-01-01T09:00:00Z",
+}
 
 
 def declared_parameters():
@@ -267,7 +274,7 @@ def declared_parameters():
 def test_every_declared_parameter_refuses_an_empty_value_and_a_second_copy(client, path, name, kind, required):
     user = UserFactory()
     headers = auth(user)
-    path = path.format(webhook_id=WebhookFactory(user=user).pk)
+    path = path.format(webhook_id=WebhookFactory(user=user).pk, user_id=user.pk, team_id=TeamFactory().pk)
 
     empty = client.get(path, {**required, name: ""}, **headers)
     if isinstance(kind, ListOf) and kind.comma_separated:  # an empty item is no item

@@ -112,7 +112,7 @@ def test_the_v1_filters_cost_no_extra_query(api_client, key, organizer, django_a
         book(organizer, at(day))
     query = {"dateFrom": "2031-03-01", "attendeeEmail": "guest@example.org", "sortBy": "updatedAt", "apiKey": key}
     api_client.get("/v1/bookings", {"apiKey": key})  # warm the per-process lookups
-    # credential, bookings, attendees, team members (a list within its page needs no COUNT)
-    with django_assert_num_queries(4):
+    # credential, the caller's event types, bookings, attendees, team members (a list within its page needs no COUNT)
+    with django_assert_num_queries(5):
         response = api_client.get("/v1/bookings", query)
     assert len(response.json()["bookings"]) == 6

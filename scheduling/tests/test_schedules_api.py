@@ -47,7 +47,14 @@ def test_list_shows_only_the_callers_schedules_with_an_api_key(api_client, owner
     assert response.status_code == 200
     body = response.json()
     assert [schedule["id"] for schedule in body["schedules"]] == [mine.pk]
-    assert body["pagination"] == {"page": 1, "take": 100, "total": 1, "hasNextPage": False, "nextCursor": None}
+    assert body["pagination"] == {
+        "page": 1,
+        "take": 100,
+        "total": 1,
+        "totalIsExact": True,
+        "hasNextPage": False,
+        "nextCursor": None,
+    }
 
 
 def test_list_and_get_with_an_oauth_token(api_client, owner):

@@ -55,6 +55,7 @@ def test_list_get_patch_and_delete_through_the_alias(api_client, prefix):
         "page": 1,
         "take": 100,
         "total": 1,
+        "totalIsExact": True,
         "hasNextPage": False,
         "nextCursor": None,
     }

@@ -66,3 +66,21 @@ def prefer_ssd_costs() -> None:
     what seeds in seconds; a query that no index can serve is a scan at any setting."""
     with connection.cursor() as cursor:
         cursor.execute("SET random_page_cost = 1.1")
+
+
+def rows_read(sql: str, params, table: str) -> tuple[int, dict]:
+    """The rows of `table` that running the statement read (each scan's rows kept and removed by
+    its filter or recheck, times its loops), by EXPLAIN ANALYZE; and the plan."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    root = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+    def read(node: dict) -> int:
+        own = 0
+        if node.get("Relation Name") == table:
+            kept = node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
+            own = (kept + node.get("Rows Removed by Index Recheck", 0)) * node.get("Actual Loops", 1)
+        return own + sum(read(child) for child in node.get("Plans", []))
+
+    return read(root), root
