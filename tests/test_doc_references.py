@@ -15,7 +15,18 @@ from django.apps import apps
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGES = ("core", "accounts", "scheduling", "payments", "webhooks", "demo", "devserver", "config", "benchmarks")
+PACKAGES = (
+    "core",
+    "accounts",
+    "scheduling",
+    "payments",
+    "webhooks",
+    "calendars",
+    "demo",
+    "devserver",
+    "config",
+    "benchmarks",
+)
 TOP_LEVEL = (*PACKAGES, "tests", "templates", "docs", ".ci")
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SOURCES = sorted(

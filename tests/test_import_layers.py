@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-APPS = {"accounts", "scheduling", "payments", "webhooks", "calv2", "demo", "devserver"}
+APPS = {"accounts", "scheduling", "payments", "webhooks", "calendars", "calv2", "demo", "devserver"}
 # `config` (settings, URLs, the Celery app) and the runners at the top (`demo`, `devserver`) wire
 # the project together; nothing below them imports them. Code that needs the Celery app reads it
 # through `celery.current_app`.
@@ -30,7 +30,10 @@ def imported_modules(path: Path):
     [
         ("core", APPS | TOP),
         ("accounts", {"scheduling", "payments", "webhooks", "calv2"} | TOP),
-        ("webhooks", {"scheduling", "payments", "calv2"} | TOP),
+        ("webhooks", {"scheduling", "payments", "calendars", "calv2"} | TOP),
+        # Connected calendars sit below scheduling (whose slots read their busy time) and learn
+        # about bookings through `calendars.sources`.
+        ("calendars", {"scheduling", "payments", "webhooks", "calv2"} | TOP),
         ("payments", {"scheduling", "calv2"} | TOP),
         ("scheduling", {"calv2"} | TOP),
         ("calv2", TOP),

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from accounts.models import User
+from calendars.selectors import calendar_busy
 from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
@@ -62,7 +63,7 @@ def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | 
     return tuple(
         (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
         for booking_start, booking_end, before, after in bookings
-    )
+    ) + calendar_busy(host.pk, start, end)
 
 
 @functools.cache
