@@ -21,6 +21,18 @@ INTEGRATION_TYPES = {
     ConnectionKind.ICS: "ics-feed_calendar",
 }
 
+# Cal.com's app of each kind: its title and its slug (`appId`).
+APP_TITLES = {
+    ConnectionKind.CALDAV: "CalDav Server",
+    ConnectionKind.APPLE: "Apple Calendar",
+    ConnectionKind.ICS: "ICS Feed",
+}
+APP_SLUGS = {
+    ConnectionKind.CALDAV: "caldav-calendar",
+    ConnectionKind.APPLE: "apple-calendar",
+    ConnectionKind.ICS: "ics-feed",
+}
+
 
 class CalendarConnection(models.Model):
     """Cal.com's calendar credential. `credentials` is a Fernet token of {url, username, password}

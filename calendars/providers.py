@@ -51,7 +51,11 @@ def check_url(url: str) -> None:
 def _client(url: str, username: str, password: str) -> caldav.DAVClient:
     check_url(url)
     client = caldav.DAVClient(
-        url=url, username=username, password=password, timeout=calendar_setting("TIMEOUT_SECONDS")
+        url=url,
+        username=username,
+        password=password,
+        auth_type="basic",  # credentials with the first request, not after a 401
+        timeout=calendar_setting("TIMEOUT_SECONDS"),
     )
     # No proxies or .netrc from the worker's environment: the checked address is the one called.
     client.session.trust_env = False
@@ -111,7 +115,7 @@ def caldav_put(secret: dict, calendar_url: str, href: str, ics: str) -> None:
     try:
         with _client(secret["url"], secret["username"], secret["password"]) as client:
             calendar = client.calendar(url=calendar_url)
-            caldav.Event(client=client, url=href, data=ics, parent=calendar).save()
+            caldav.Event(client=client, url=href, data=ics, parent=calendar).save(increase_seqno=False)
     except Exception as error:  # noqa: BLE001
         raise _caldav_failure(error) from None
 

@@ -5,12 +5,20 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from calendars import crypto
 from calendars.conf import calendar_setting
 from calendars.dispatch import enqueue_refresh
-from calendars.models import BusyTime, CalendarConnection, ConnectionKind, DestinationCalendar, ExternalCalendar
+from calendars.models import (
+    BookingReference,
+    BusyTime,
+    CalendarConnection,
+    ConnectionKind,
+    DestinationCalendar,
+    ExternalCalendar,
+)
 from calendars.providers import (
     ProviderError,
     caldav_busy,
@@ -22,7 +30,8 @@ from calendars.providers import (
     fetch_feed,
     public_label,
 )
-from core.exceptions import ApplicationError, Conflict
+from calendars.sources import bookings
+from core.exceptions import ApplicationError, Conflict, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +39,7 @@ APPLE_CALDAV_URL = "https://caldav.icloud.com/"
 
 
 def _refused(error: ProviderError, field: str) -> ApplicationError:
-    return ApplicationError(str(error), errors=[{"field": field, "message": str(error)}])
+    return ApplicationError(str(error), errors={field: [str(error)]})
 
 
 def _ensure_destination(user, calendars: list[ExternalCalendar]) -> None:
@@ -51,7 +60,7 @@ def connect_caldav(*, user, kind: str, url: str, username: str, password: str) -
     except ProviderError as error:
         raise _refused(error, "url") from None
     if not found:
-        raise ApplicationError("The account has no calendars.", errors=[{"field": "url", "message": "no calendars"}])
+        raise ApplicationError("The account has no calendars.", errors={"url": ["The account has no calendars."]})
     connection = CalendarConnection.objects.create(
         user=user,
         kind=kind,
@@ -182,10 +191,35 @@ def connections_due(now=None) -> list[int]:
     """Connections whose last read is older than the refresh interval."""
     now = now or timezone.now()
     threshold = now - timedelta(seconds=calendar_setting("REFRESH_INTERVAL_SECONDS"))
-    from django.db.models import Q
-
     return list(
         CalendarConnection.objects.filter(Q(last_attempt_at__isnull=True) | Q(last_attempt_at__lte=threshold))
         .order_by("last_attempt_at")
         .values_list("pk", flat=True)
     )
+
+
+@transaction.atomic
+def booking_reference_create(*, actor, booking_id: int, **fields) -> BookingReference:
+    """A reference another system wrote for one of the caller's bookings (Cal.com v1 lets apps
+    record them); the booking must be the caller's (a system admin: any)."""
+    organizer_id = bookings().booking_organizer_id(booking_id)
+    if organizer_id is None or (organizer_id != actor.pk and not actor.is_system_admin):
+        raise NotFound(f"Booking {booking_id} not found.")
+    reference = BookingReference(booking_id=booking_id, **fields)
+    reference.full_clean()
+    reference.save()
+    return reference
+
+
+@transaction.atomic
+def booking_reference_update(*, reference: BookingReference, **fields) -> BookingReference:
+    for name, value in fields.items():
+        setattr(reference, name, value)
+    reference.full_clean()
+    reference.save()
+    return reference
+
+
+@transaction.atomic
+def booking_reference_delete(*, reference: BookingReference) -> None:
+    reference.delete()

@@ -14,8 +14,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 @dataclass(frozen=True)
 class BookingEvent:
-    """A booking as its calendar event."""
+    """A booking as its calendar event: the newest booking of a chain of reschedules, under the UID
+    of the first."""
 
+    booking_id: int
     organizer_id: int
     organizer_name: str
     organizer_email: str
@@ -29,6 +31,7 @@ class BookingEvent:
     end: datetime
     # Whether the meeting takes place (accepted or pending): otherwise the event is removed.
     active: bool
+    tentative: bool  # pending the organizer's confirmation
     attendees: tuple[tuple[str, str], ...]  # (name, email)
 
 
@@ -36,6 +39,8 @@ class BookingEvent:
 class BookingSource:
     # (booking_id) -> the booking as an event, or None if it no longer exists
     booking_event: Callable[[int], BookingEvent | None]
+    # (booking_id) -> the id of the booking's organizer, or None if there is no such booking
+    booking_organizer_id: Callable[[int], int | None]
 
 
 _source: BookingSource | None = None

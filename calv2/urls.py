@@ -3,7 +3,7 @@
 from django.urls import path, re_path
 
 from calv2 import openapi
-from calv2.views import bookings, event_types, profile, schedules, slots, webhooks
+from calv2.views import bookings, calendars, event_types, profile, schedules, slots, webhooks
 from core import views as core_views
 
 UID = "<str:uid>"
@@ -33,6 +33,7 @@ urlpatterns = [
     path(f"bookings/{UID}/mark-absent", bookings.BookingMarkAbsentView.as_view(), name="v2-booking-mark-absent"),
     path(f"bookings/{UID}/attendees", bookings.BookingAttendeesView.as_view(), name="v2-booking-attendees"),
     path("slots", slots.SlotsView.as_view(), name="v2-slots"),
+    *calendars.urlpatterns,
     path("teams", profile.TeamsView.as_view(), name="v2-teams"),
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).

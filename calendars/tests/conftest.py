@@ -31,7 +31,7 @@ def make_calendar(caldav_account):
     url, username, password = caldav_account
 
     def make(*events: str, name: str = "Work"):
-        client = caldav.DAVClient(url=url, username=username, password=password)
+        client = caldav.DAVClient(url=url, username=username, password=password, auth_type="basic")
         calendar = client.principal().make_calendar(name=name)
         for event in events:
             calendar.save_event(event)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from accounts.models import User
-from calendars.selectors import calendar_busy
+from calendars.selectors import busy_rows_with_buffers
 from core.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon
@@ -56,14 +56,15 @@ def _rules_query() -> CompiledValues:
 
 
 def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
-    """The host's accepted and pending bookings near [start, end), each widened by its own buffers."""
+    """The host's accepted and pending bookings near [start, end), each widened by its own buffers,
+    and the busy time of their connected calendars (`calendars.selectors.busy_times`)."""
     bookings = _busy_query(excluding=exclude_booking_id is not None).rows(
         host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
     )
     return tuple(
         (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
         for booking_start, booking_end, before, after in bookings
-    ) + calendar_busy(host.pk, start, end)
+    )
 
 
 @functools.cache
@@ -82,6 +83,11 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
     return CompiledValues(
         bookings.values_list(
             "start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer"
+        ).union(
+            busy_rows_with_buffers(
+                Parameter("host_id", User._meta.pk), Parameter("start", moment), Parameter("end", moment)
+            ),
+            all=True,
         )
     )
 
