@@ -6,10 +6,13 @@
   block.
 - All-day events (DATE values) and floating times (no zone) are read in the calendar's zone.
 - Hostile data is bounded: more than `MAX_RESPONSE_BYTES`, more components than `MAX_COMPONENTS`, or
-  more instances in the window than `MAX_INSTANCES` (an RRULE without end, FREQ=SECONDLY) is refused
-  with `CalendarDataRefused`, whose message says which bound; the read never runs unbounded.
+  an RRULE finer than hourly (FREQ=SECONDLY or MINUTELY, or an hourly one with many BYMINUTE
+  values), more instances in the window than `MAX_INSTANCES` (many RRULEs without end), or
+  expansion past `EXPAND_SECONDS` is refused with `CalendarDataRefused`, whose message says which
+  bound; the read never runs unbounded.
 """
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -61,10 +64,31 @@ def parse_calendar(data: bytes | str) -> icalendar.Calendar:
         raise CalendarDataRefused(f"The calendar data is not valid iCalendar ({type(error).__name__}).") from None
 
 
+# Recurrence finer than hourly has no place in a calendar of meetings, and expanding it costs time
+# before the first instance is seen (the instance bound alone would come too late).
+REFUSED_FREQUENCIES = {"SECONDLY", "MINUTELY"}
+MAX_BY_VALUES = 4  # BYSECOND / BYMINUTE values: more would make an hourly rule per-minute
+
+
+def _refuse_fine_recurrence(calendar: icalendar.Calendar) -> None:
+    for component in calendar.walk("VEVENT"):
+        rules = component.get("RRULE")
+        for rule in rules if isinstance(rules, list) else [rules] if rules is not None else []:
+            frequency = str((rule.get("FREQ") or [""])[0]).upper()
+            if frequency in REFUSED_FREQUENCIES:
+                raise CalendarDataRefused(f"An RRULE with FREQ={frequency} (finer than hourly) is refused.")
+            for part in ("BYSECOND", "BYMINUTE"):
+                if len(rule.get(part) or []) > MAX_BY_VALUES:
+                    raise CalendarDataRefused(f"An RRULE with more than {MAX_BY_VALUES} {part} values is refused.")
+
+
 def busy_periods(calendar: icalendar.Calendar, *, start: datetime, end: datetime, time_zone: str) -> list[BusyPeriod]:
     """The busy periods of `calendar` that overlap [start, end)."""
+    _refuse_fine_recurrence(calendar)
     zone = ZoneInfo(time_zone)
     limit = calendar_setting("MAX_INSTANCES")
+    seconds = calendar_setting("EXPAND_SECONDS")
+    deadline = time.monotonic() + seconds
     periods: list[BusyPeriod] = []
     # The query works in the calendar's own terms: floating and all-day values are compared as
     # local times, so the window is handed to it in the calendar's zone, a day wider each side.
@@ -77,6 +101,8 @@ def busy_periods(calendar: icalendar.Calendar, *, start: datetime, end: datetime
             seen += 1
             if seen > limit:
                 raise CalendarDataRefused(f"The calendar has more than {limit} event instances in the window read.")
+            if seen % 256 == 0 and time.monotonic() > deadline:
+                raise CalendarDataRefused(f"The calendar's events took more than {seconds:g} s to expand.")
             event_start = event.get("DTSTART")
             if event_start is None:
                 continue

@@ -48,14 +48,14 @@ def check_url(url: str) -> None:
 # --- CalDAV ---------------------------------------------------------------------------------------
 
 
-def _client(url: str, username: str, password: str) -> caldav.DAVClient:
+def _client(url: str, username: str, password: str, timeout: float | None = None) -> caldav.DAVClient:
     check_url(url)
     client = caldav.DAVClient(
         url=url,
         username=username,
         password=password,
         auth_type="basic",  # credentials with the first request, not after a 401
-        timeout=calendar_setting("TIMEOUT_SECONDS"),
+        timeout=timeout or calendar_setting("TIMEOUT_SECONDS"),
     )
     # No proxies or .netrc from the worker's environment: the checked address is the one called.
     client.session.trust_env = False
@@ -85,15 +85,17 @@ def caldav_discover(url: str, username: str, password: str) -> list[DiscoveredCa
                     )
                 )
             return found
-    except Exception as error:  # noqa: BLE001: any failure of the server is the owner's to see, never a 5xx
+    except Exception as error:  # noqa: BLE001 - any failure of the server is the owner's to see, never a 5xx
         raise _caldav_failure(error) from None
 
 
-def caldav_busy(secret: dict, calendar_url: str, *, start: datetime, end: datetime, time_zone: str) -> list[BusyPeriod]:
+def caldav_busy(
+    secret: dict, calendar_url: str, *, start: datetime, end: datetime, time_zone: str, timeout: float | None = None
+) -> list[BusyPeriod]:
     """Busy time of one calendar: a calendar-query time-range REPORT, the events it returns expanded
     here (servers differ in how they expand; `calendars.ical` does it one way)."""
     try:
-        with _client(secret["url"], secret["username"], secret["password"]) as client:
+        with _client(secret["url"], secret["username"], secret["password"], timeout) as client:
             calendar = client.calendar(url=calendar_url)
             objects = calendar.search(start=start, end=end, event=True, expand=False)
             periods: list[BusyPeriod] = []
@@ -141,12 +143,12 @@ class FeedAnswer:
     etag: str
 
 
-def fetch_feed(url: str, *, etag: str = "") -> FeedAnswer:
+def fetch_feed(url: str, *, etag: str = "", timeout: float | None = None) -> FeedAnswer:
     """GET the feed, conditional on its last ETag; size-bounded while reading, redirects refused
     (each hop would have to pass the outbound rule again)."""
     check_url(url)
     limit = calendar_setting("MAX_RESPONSE_BYTES")
-    timeout = calendar_setting("TIMEOUT_SECONDS")
+    timeout = timeout or calendar_setting("TIMEOUT_SECONDS")
     headers = {"Accept": "text/calendar"}
     if etag:
         headers["If-None-Match"] = etag

@@ -89,7 +89,8 @@ def connect_ics_feed(*, user, url: str, read_only: bool = True) -> CalendarConne
     try:
         answer = fetch_feed(url)
         name, zone = feed_name(answer.data), feed_zone(answer.data)
-        feed_busy(answer.data, start=timezone.now(), end=timezone.now() + timedelta(days=1), time_zone="UTC")
+        start, end = _window()
+        feed_busy(answer.data, start=start, end=end, time_zone=zone or user.time_zone)  # bounded, as every read
     except ProviderError as error:
         raise _refused(error, "urls") from None
     connection = CalendarConnection.objects.create(
@@ -147,9 +148,10 @@ def _window():
     )
 
 
-def connection_refresh(*, connection: CalendarConnection) -> bool:
+def connection_refresh(*, connection: CalendarConnection, timeout: float | None = None) -> bool:
     """Read the busy time of the connection's selected calendars and replace the cache with it.
-    A failure keeps the last known busy time and records why (shown as unhealthy). True if read."""
+    A failure keeps the last known busy time and records why (shown as unhealthy). True if read.
+    `timeout`: each request's, when shorter than CALENDARS["TIMEOUT_SECONDS"] (on demand)."""
     start, end = _window()
     attempt_at = timezone.now()
     calendars = [calendar for calendar in connection.calendars.all() if calendar.is_selected]
@@ -158,7 +160,7 @@ def connection_refresh(*, connection: CalendarConnection) -> bool:
         read: dict[int, list] = {}
         etag = connection.etag
         if connection.kind == ConnectionKind.ICS:
-            answer = fetch_feed(secret["url"], etag=connection.etag)
+            answer = fetch_feed(secret["url"], etag=connection.etag, timeout=timeout)
             etag = answer.etag
             if answer.data is not None:
                 for calendar in calendars:
@@ -166,7 +168,7 @@ def connection_refresh(*, connection: CalendarConnection) -> bool:
         else:
             for calendar in calendars:
                 read[calendar.pk] = caldav_busy(
-                    secret, calendar.external_id, start=start, end=end, time_zone=calendar.time_zone
+                    secret, calendar.external_id, start=start, end=end, time_zone=calendar.time_zone, timeout=timeout
                 )
     except (ProviderError, crypto.CredentialsUnreadable) as error:
         CalendarConnection.objects.filter(pk=connection.pk).update(
@@ -185,6 +187,16 @@ def connection_refresh(*, connection: CalendarConnection) -> bool:
             last_attempt_at=attempt_at, last_success_at=attempt_at, last_error="", etag=etag[:300], invalid=False
         )
     return True
+
+
+def connections_refresh_now(*, user, kind: str | None = None) -> None:
+    """Read the user's connections (of one kind) now, each request bounded by the short
+    CALENDARS["ON_DEMAND_TIMEOUT_SECONDS"]: what a check asks for. Slots never call this."""
+    connections = CalendarConnection.objects.filter(user=user).prefetch_related("calendars")
+    if kind is not None:
+        connections = connections.filter(kind=kind)
+    for connection in connections:
+        connection_refresh(connection=connection, timeout=calendar_setting("ON_DEMAND_TIMEOUT_SECONDS"))
 
 
 def connections_due(now=None) -> list[int]:

@@ -88,9 +88,9 @@ def test_an_ics_feed_blocks_slots_and_shows_in_busy_times(v2, host, feed_server)
     assert response.status_code == 201, response.content
     credential = response.json()["data"]
     assert credential["type"] == "ics-feed_calendar"
-    assert_error(v2.call("GET", "/v2/calendars/ics-feed/check"), 400, "BadRequestException")  # not read yet
-    assert connection_refresh(connection=CalendarConnection.objects.get(pk=credential["id"]))
+    # Not read by a worker yet: the check reads it now (a short deadline), then answers.
     assert v2.call("GET", "/v2/calendars/ics-feed/check").status_code == 200
+    assert CalendarConnection.objects.get(pk=credential["id"]).last_success_at is not None
 
     busy = v2.call("GET", f"/v2/calendars/busy-times?dateFrom={day}&dateTo={day}&timeZone=UTC")
     assert busy.status_code == 200, busy.content
@@ -105,6 +105,15 @@ def test_an_ics_feed_blocks_slots_and_shows_in_busy_times(v2, host, feed_server)
     # The feed's URL is its secret: never in an answer.
     listed = v2.call("GET", "/v2/calendars").content.decode()
     assert "holidays.ics" not in listed, listed
+
+
+def test_a_check_of_a_feed_that_fails_is_a_400_naming_why(v2, feed_server):
+    feed_server.feeds["/flaky.ics"] = feed(day_ahead())
+    v2.call("POST", "/v2/calendars/ics-feed/save", {"urls": [feed_server.url("/flaky.ics")]})
+    del feed_server.feeds["/flaky.ics"]
+    body = assert_error(v2.call("GET", "/v2/calendars/ics-feed/check"), 400, "BadRequestException")
+    assert "HTTP 404" in body["error"]["message"]
+    assert_error(v2.call("GET", "/v2/calendars/apple/check"), 400, "BadRequestException")
 
 
 def test_busy_times_need_a_time_zone(v2):

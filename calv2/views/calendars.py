@@ -22,6 +22,7 @@ from calendars.services import (
     connect_caldav,
     connect_ics_feed,
     connection_disconnect,
+    connections_refresh_now,
     destination_set,
 )
 from calv2.inputs import V2Input
@@ -256,6 +257,8 @@ class IcsFeedSaveView(V2View):
 
 
 def _check(user, kind: str) -> None:
+    """Read the connections of this kind now (a short deadline each), then answer from the result."""
+    connections_refresh_now(user=user, kind=kind)
     connections = [connection for connection in visible_connections(user) if connection.kind == kind]
     if not connections:
         raise ApplicationError(f"Credentials for {TITLES[kind]} calendar not found.")
