@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 
 import caldav
 import httpx
+import requests
 from caldav.lib import error as caldav_error
 
 from calendars.conf import calendar_setting
@@ -48,17 +49,27 @@ def check_url(url: str) -> None:
 # --- CalDAV ---------------------------------------------------------------------------------------
 
 
+class _CheckedAdapter(requests.adapters.HTTPAdapter):
+    """Every request the CalDAV client sends, to the URL it was given or to one a server answered
+    with (a principal, a calendar home on another host, a redirect), passes the outbound rule."""
+
+    def send(self, request, *args, **kwargs):
+        check_url(request.url)
+        return super().send(request, *args, **kwargs)
+
+
 def _client(url: str, username: str, password: str, timeout: float | None = None) -> caldav.DAVClient:
     check_url(url)
     client = caldav.DAVClient(
         url=url,
-        username=username,
-        password=password,
-        auth_type="basic",  # credentials with the first request, not after a 401
+        # Basic credentials with the first request, not after a 401 (a server may delay each 401).
+        auth=requests.auth.HTTPBasicAuth(username, password),
         timeout=timeout or calendar_setting("TIMEOUT_SECONDS"),
     )
     # No proxies or .netrc from the worker's environment: the checked address is the one called.
     client.session.trust_env = False
+    for scheme in ("http://", "https://"):
+        client.session.mount(scheme, _CheckedAdapter())
     return client
 
 
@@ -94,6 +105,7 @@ def caldav_busy(
 ) -> list[BusyPeriod]:
     """Busy time of one calendar: a calendar-query time-range REPORT, the events it returns expanded
     here (servers differ in how they expand; `calendars.ical` does it one way)."""
+    check_url(calendar_url)
     try:
         with _client(secret["url"], secret["username"], secret["password"], timeout) as client:
             calendar = client.calendar(url=calendar_url)
@@ -113,25 +125,34 @@ def event_href(calendar_url: str, uid: str) -> str:
     return calendar_url.rstrip("/") + "/" + quote(uid, safe="") + ".ics"
 
 
-def caldav_put(secret: dict, calendar_url: str, href: str, ics: str) -> None:
+def _answered(response, action: str) -> None:
+    if response.status == 401 or response.status == 403:
+        raise ProviderError("The calendar server refused the username or password.")
+    if response.status >= 400:
+        raise ProviderError(f"The calendar server answered HTTP {response.status} to {action}.")
+
+
+def caldav_put(secret: dict, href: str, ics: str) -> None:
+    """PUT the event at its resource (created, or replaced whole): the client's own save would
+    raise the SEQUENCE it is given, which this service sets itself."""
     try:
         with _client(secret["url"], secret["username"], secret["password"]) as client:
-            calendar = client.calendar(url=calendar_url)
-            caldav.Event(client=client, url=href, data=ics, parent=calendar).save(increase_seqno=False)
+            response = client.put(href, ics, {"Content-Type": 'text/calendar; charset="utf-8"'})
     except Exception as error:  # noqa: BLE001
         raise _caldav_failure(error) from None
+    _answered(response, "writing the event")
 
 
-def caldav_delete(secret: dict, calendar_url: str, href: str) -> None:
+def caldav_delete(secret: dict, href: str) -> None:
     """Remove the event; one already gone counts as removed."""
+    check_url(href)
     try:
         with _client(secret["url"], secret["username"], secret["password"]) as client:
-            calendar = client.calendar(url=calendar_url)
-            caldav.Event(client=client, url=href, parent=calendar).delete()
-    except caldav_error.NotFoundError:
-        return
+            response = client.delete(href)
     except Exception as error:  # noqa: BLE001
         raise _caldav_failure(error) from None
+    if response.status != 404:
+        _answered(response, "removing the event")
 
 
 # --- ICS feeds -------------------------------------------------------------------------------------

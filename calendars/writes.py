@@ -91,7 +91,7 @@ def _sync(event: BookingEvent) -> None:
     if not event.active:
         if reference is not None and not reference.deleted and reference.connection is not None:
             secret = crypto.decrypt(reference.connection.credentials)
-            caldav_delete(secret, reference.external_calendar_id, reference.href)
+            caldav_delete(secret, reference.href)
             BookingReference.objects.filter(pk=reference.pk).update(deleted=True)
         return
     if reference is None or reference.calendar is None or reference.connection is None:
@@ -125,7 +125,7 @@ def _sync(event: BookingEvent) -> None:
     else:
         sequence = max(event.sequence, reference.sequence + 1)
     secret = crypto.decrypt(reference.connection.credentials)
-    caldav_put(secret, reference.external_calendar_id, reference.href, event_ics(event, sequence))
+    caldav_put(secret, reference.href, event_ics(event, sequence))
     reference.booking_id, reference.sequence, reference.deleted = event.booking_id, sequence, None
     reference.save()
 

@@ -1,5 +1,6 @@
 import caldav
 import pytest
+import requests
 
 from calendars.tests.servers import PASSWORD, FeedServer, RadicaleServer
 
@@ -31,7 +32,7 @@ def make_calendar(caldav_account):
     url, username, password = caldav_account
 
     def make(*events: str, name: str = "Work"):
-        client = caldav.DAVClient(url=url, username=username, password=password, auth_type="basic")
+        client = caldav.DAVClient(url=url, auth=requests.auth.HTTPBasicAuth(username, password))
         calendar = client.principal().make_calendar(name=name)
         for event in events:
             calendar.save_event(event)

@@ -1,8 +1,11 @@
 """Credentials are encrypted at rest (Fernet, rotatable) and never shown; every calendar request
 passes the one outbound rule."""
 
+from datetime import timedelta
+
 import pytest
 from cryptography.fernet import Fernet
+from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
 from calendars import crypto
@@ -88,3 +91,17 @@ def test_the_rotate_command_re_encrypts_every_connection_with_the_first_key(sett
     settings.CALENDARS = {**settings.CALENDARS, "ENCRYPTION_KEYS": [new_key]}
     connection.refresh_from_db()
     assert crypto.decrypt(connection.credentials) == {"url": "https://example.org/a.ics"}
+
+
+def test_every_caldav_request_passes_the_rule_even_to_a_url_a_server_named(caldav_account):
+    """A calendar URL (as a server's discovery answer could name it) on a refused address is never
+    called, though the account's own server is allowed."""
+    from calendars.providers import ProviderError, caldav_busy, caldav_put
+
+    url, username, password = caldav_account
+    secret = {"url": url, "username": username, "password": password}
+    now = timezone.now()
+    with pytest.raises(ProviderError, match="a private address"):
+        caldav_busy(secret, "http://10.0.0.7/calendars/x/", start=now, end=now + timedelta(days=1), time_zone="UTC")
+    with pytest.raises(ProviderError, match="a cloud metadata address"):
+        caldav_put(secret, "http://169.254.169.254/latest/x.ics", "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n")
