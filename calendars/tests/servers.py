@@ -3,6 +3,7 @@ WSGI application in a thread, and a plain HTTP server for ICS feeds. Both bind a
 on 127.0.0.1; Radicale can be stopped and started again on the same port (the outage drill)."""
 
 import hashlib
+import io
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -105,6 +106,42 @@ class FeedServer:
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.server.server_port}{path}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class XandikosServer:
+    """Xandikos (a second CalDAV server, from PyPI, with its own reading of the RFCs) run through
+    its WSGI entry in a thread; it serves one user and takes any credentials."""
+
+    def __init__(self, folder: Path):
+        from xandikos.web import SingleUserFilesystemBackend, XandikosApp
+
+        backend = SingleUserFilesystemBackend(str(folder))
+        backend._mark_as_principal("/user/")
+        backend.create_principal("/user/", create_defaults=True)
+        application = XandikosApp(backend, current_user_principal="/user/")
+
+        def bounded_body(environ, start_response):
+            # Xandikos reads a body to its end; wsgiref's input is the socket, which has none.
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(length) if length else b"")
+            return application.handle_wsgi_request(environ, start_response)
+
+        self.server = make_server(
+            "127.0.0.1",
+            0,
+            bounded_body,
+            server_class=_ThreadingWSGIServer,
+            handler_class=_QuietHandler,
+        )
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/"
 
     def stop(self) -> None:
         self.server.shutdown()
