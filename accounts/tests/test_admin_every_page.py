@@ -19,6 +19,7 @@ from accounts.tests.factories import (
     TeamFactory,
     UserFactory,
 )
+from calendars.tests.factories import ExternalCalendarFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory, ScheduleFactory
 from tests.test_admin_site import GrantFactory, IDTokenFactory, OAuthCodeRedemptionFactory, another_app
@@ -69,6 +70,7 @@ ROW_FACTORIES = {
     "payments.Payment": PaymentFactory,
     "webhooks.Webhook": webhook_with_history,
     "webhooks.WebhookDelivery": delivery_with_attempt,
+    "calendars.CalendarConnection": lambda: ExternalCalendarFactory().connection,
 }
 
 REGISTERED = sorted(model._meta.label for model in admin.site._registry)
