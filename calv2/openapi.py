@@ -697,6 +697,8 @@ def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
 
 
 def build() -> dict:
+    from calv2 import calendars_openapi
+
     user_webhooks, user_webhook = _webhook_operations("webhooks", [], "Webhooks")
     event_type_webhooks, event_type_webhook = _webhook_operations(
         "eventTypeWebhooks", [EVENT_TYPE_ID], "Event Types / Webhooks"
@@ -996,7 +998,7 @@ def build() -> dict:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
-        "paths": {**_idempotent_writes(paths), **openapi_extras.oauth_paths()},
+        "paths": {**_idempotent_writes({**paths, **calendars_openapi.paths()}), **openapi_extras.oauth_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "An API key or an OAuth access token."}
@@ -1016,6 +1018,7 @@ def build() -> dict:
                 "EventTypeGroups_2024_04_15": EVENT_TYPE_GROUPS,
                 "Slots": SLOTS,
                 "Schedule_2024_06_11": SCHEDULE,
+                **calendars_openapi.schemas(),
             },
         },
     }

@@ -6,6 +6,7 @@ from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
 from calv2.views import (
     bookings,
+    calendars,
     changes,
     conferencing,
     event_types,
@@ -107,6 +108,7 @@ urlpatterns = [
         teams.TeamEventTypeWebhookView.as_view(),
         name="v2-team-event-type-webhook",
     ),
+    *calendars.urlpatterns,
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).
     re_path(r"^", core_views.api_not_found, name="v2-not-found"),

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "payments",
     "webhooks",
     "notifications",
+    "calendars",
     "calv2",
     "integrations",
     "private_links",
@@ -192,6 +193,8 @@ SCOPES = {
     scopes.READ_PAYMENT: "See payments made for your bookings",
     scopes.READ_WEBHOOK: "See your webhooks and their deliveries",
     scopes.WRITE_WEBHOOK: "Create, change and delete your webhooks and send test events",
+    scopes.READ_CALENDAR: "See your connected calendars and their busy times",
+    scopes.WRITE_CALENDAR: "Connect and disconnect your calendars and choose which ones are used",
 }
 
 OAUTH2_PROVIDER = {
@@ -319,13 +322,34 @@ API_LIMITS = {
     "WEBHOOK_TEMPLATE_MAX_DEPTH": 16,  # nesting of a JSON payloadTemplate
 }
 
+# --- Outbound requests (webhooks, calendars): one SSRF rule, core/outbound.py -------------------
+
+OUTBOUND = {
+    # WEBHOOK_ALLOWED_CIDRS and WEBHOOK_ALLOW_HTTP are the older names of the same settings.
+    "ALLOWED_CIDRS": env.list("OUTBOUND_ALLOWED_CIDRS", default=env.list("WEBHOOK_ALLOWED_CIDRS", default=[])),
+    # Plain http: refused in production, allowed with DEBUG on (make run's local receivers).
+    "ALLOW_HTTP": env.bool("OUTBOUND_ALLOW_HTTP", default=env.bool("WEBHOOK_ALLOW_HTTP", default=DEBUG)),
+    "RESOLVER": "core.outbound.system_resolve",
+}
+
+# --- Connected calendars (calendars/conf.py, docs/calendars.md) ----------------------------------
+
+CALENDARS = {
+    # Fernet keys (comma-separated): the first encrypts, every one decrypts (rotation). Unset, a key
+    # is derived from SECRET_KEY, which then must never change.
+    "ENCRYPTION_KEYS": env.list("CALENDAR_ENCRYPTION_KEYS", default=[]),
+    # Beat re-reads each connection this often: a change on a calendar shows in slots within it
+    # plus one read (docs/calendars.md, "Freshness").
+    "REFRESH_INTERVAL_SECONDS": env.int("CALENDAR_REFRESH_INTERVAL_SECONDS", default=30),
+    "TIMEOUT_SECONDS": env.float("CALENDAR_TIMEOUT_SECONDS", default=10.0),
+}
+
 # --- Webhooks ----------------------------------------------------------------------------------
 
 WEBHOOKS = {
-    "ALLOWED_CIDRS": env.list("WEBHOOK_ALLOWED_CIDRS", default=[]),
-    # Plain-http subscriber URLs: refused in production (as Cal.com's hosted API did), allowed with
-    # DEBUG on (make run's local receivers) or when the operator sets WEBHOOK_ALLOW_HTTP.
-    "ALLOW_HTTP": env.bool("WEBHOOK_ALLOW_HTTP", default=DEBUG),
+    "ALLOWED_CIDRS": OUTBOUND["ALLOWED_CIDRS"],
+    # Plain-http subscriber URLs: refused in production (as Cal.com's hosted API did).
+    "ALLOW_HTTP": OUTBOUND["ALLOW_HTTP"],
     "TIMEOUT_SECONDS": env.float("WEBHOOK_TIMEOUT_SECONDS", default=15.0),
     "CONNECT_TIMEOUT_SECONDS": env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0),
     "RETRY_SCHEDULE_SECONDS": [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
@@ -425,6 +449,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "core.purge_idempotency_records",
         "schedule": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"]),
         "options": {"expires": float(IDEMPOTENCY["PURGE_INTERVAL_SECONDS"])},
+    },
+    "calendars-refresh": {
+        "task": "calendars.refresh_due",
+        "schedule": float(CALENDARS["REFRESH_INTERVAL_SECONDS"]),
+        "options": {"expires": float(CALENDARS["REFRESH_INTERVAL_SECONDS"])},
     },
 }
 

@@ -12,6 +12,7 @@ resource_urls = [
     path("", include("scheduling.urls_bookings")),
     path("", include("payments.urls")),
     path("", include("webhooks.urls")),
+    path("", include("calendars.urls")),
 ]
 
 urlpatterns = [

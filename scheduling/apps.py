@@ -10,3 +10,9 @@ class SchedulingConfig(AppConfig):
         from webhooks.sources import provide
 
         provide(SOURCE)
+        import calendars.sources
+        from scheduling.calendar_source import booking_event, booking_organizer_id
+
+        calendars.sources.provide(
+            calendars.sources.BookingSource(booking_event=booking_event, booking_organizer_id=booking_organizer_id)
+        )

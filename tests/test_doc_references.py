@@ -17,6 +17,7 @@ from django.conf import settings
 ROOT = Path(settings.BASE_DIR)
 PACKAGES = (
     *("core", "accounts", "holds", "scheduling", "payments", "webhooks", "notifications", "calv2", "integrations"),
+    "calendars",
     *("demo", "devserver", "config", "benchmarks", "observability"),
 )
 TOP_LEVEL = (*PACKAGES, "tests", "templates", "docs", ".ci", "deploy")

@@ -17,6 +17,7 @@ APPS = {
     "payments",
     "webhooks",
     "notifications",
+    "calendars",
     "calv2",
     "integrations",
     "private_links",
@@ -62,6 +63,13 @@ def imported_modules(path: Path):
         # Observability watches the others from above webhooks (its metrics read the outbox) and is
         # imported by nothing but the settings and URLs.
         ("observability", {"scheduling", "payments", "calv2", "integrations", "private_links"} | TOP),
+        # Connected calendars sit below scheduling (whose slots read their busy time) and learn
+        # about bookings through `calendars.sources`.
+        (
+            "calendars",
+            {"holds", "scheduling", "payments", "webhooks", "notifications", "calv2", "integrations", "private_links"}
+            | TOP,
+        ),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package, forbidden):

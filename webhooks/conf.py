@@ -49,7 +49,7 @@ DEFAULTS = {
     "MAX_IN_FLIGHT_PER_WORKER": 1000,
     "RECORDER_THREADS": 4,
     # Dotted path of `resolve(host, port) -> list[str]`; tests point it at a fake resolver.
-    "RESOLVER": "webhooks.ssrf.system_resolve",
+    "RESOLVER": "core.outbound.system_resolve",
 }
 
 

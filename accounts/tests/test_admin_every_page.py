@@ -19,6 +19,7 @@ from accounts.tests.factories import (
     TeamFactory,
     UserFactory,
 )
+from calendars.tests.factories import ExternalCalendarFactory
 from notifications.tests.factories import EmailMessageFactory, EventTypeNotificationsFactory, ReminderFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory, ScheduleFactory
@@ -73,6 +74,7 @@ ROW_FACTORIES = {
     "notifications.EmailMessage": EmailMessageFactory,
     "notifications.Reminder": ReminderFactory,
     "notifications.EventTypeNotifications": EventTypeNotificationsFactory,
+    "calendars.CalendarConnection": lambda: ExternalCalendarFactory().connection,
 }
 
 REGISTERED = sorted(model._meta.label for model in admin.site._registry)

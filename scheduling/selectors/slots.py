@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q
 
 from accounts.models import User
+from calendars.selectors import busy_rows_with_buffers
 from core.compiled_queries import CompiledValues, Parameter
 from holds.selectors import held_time
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
@@ -60,7 +61,8 @@ def _rules_query() -> CompiledValues:
 
 def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
     """The host's accepted and pending bookings near [start, end), each widened by its own buffers,
-    and the host's held time there (slot reservations, out-of-office entries: no buffers)."""
+    the host's held time there (slot reservations, out-of-office entries: no buffers) and the busy
+    time of their connected calendars (`calendars.selectors.busy_times`)."""
     bookings = _busy_query(excluding=exclude_booking_id is not None).rows(
         host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
     )
@@ -89,9 +91,11 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
         own = own.exclude(pk=Parameter("excluded", Booking._meta.pk))
         attended = attended.exclude(pk=Parameter("excluded", Booking._meta.pk))
     columns = ("start_time", "end_time", "event_type__before_event_buffer", "event_type__after_event_buffer")
-    # In the same statement: the host's held time (reservations, out of office), as rows of the same shape.
+    # In the same statement, as rows of the same shape: the host's held time (reservations, out of
+    # office) and the busy time of their connected calendars.
     held = held_time(host_id=host_id, start=Parameter("start", moment), end=Parameter("end", moment))
-    return CompiledValues(own.values_list(*columns).union(attended.values_list(*columns), *held, all=True))
+    calendar = busy_rows_with_buffers(host_id, Parameter("start", moment), Parameter("end", moment))
+    return CompiledValues(own.values_list(*columns).union(attended.values_list(*columns), *held, calendar, all=True))
 
 
 def slot_request_for(

@@ -15,6 +15,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from calendars.selectors import refuse_if_calendar_busy
+from calendars.writes import booking_changed as calendar_booking_changed
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
 from core.loaded import record_loaded
@@ -145,6 +147,7 @@ def _book(
         trigger = WebhookTrigger.BOOKING_CREATED if previous is None else WebhookTrigger.BOOKING_RESCHEDULED
         _emit(trigger, booking, webhooks, previous=previous, attendees=attendees)
         create_meeting_triggers(booking=booking, webhooks=webhooks)
+    calendar_booking_changed(booking)
     # A reschedule does not charge again: the payment stays with the booking it was made for.
     payments = []
     if event_type.price > 0 and previous is None:
@@ -349,10 +352,12 @@ def booking_confirm(*, booking: Booking) -> Booking:
     booking = booking_for_update(booking_id=booking.pk)
     if booking.status != BookingStatus.PENDING:
         raise Conflict(f"Booking {booking.pk} is {booking.status}; only a PENDING booking can be confirmed.")
+    refuse_if_calendar_busy(booking)
     booking.status = BookingStatus.ACCEPTED
     booking.save(update_fields=["status", "updated_at"])
     webhooks = booking_webhooks(booking)
     _emit(WebhookTrigger.BOOKING_CREATED, booking, webhooks)
+    calendar_booking_changed(booking)
     schedule_meeting_triggers(booking=booking, webhooks=webhooks)
     return booking
 
@@ -366,6 +371,7 @@ def booking_reject(*, booking: Booking) -> Booking:
     booking.status = BookingStatus.REJECTED
     booking.save(update_fields=["status", "updated_at"])
     _emit(WebhookTrigger.BOOKING_REJECTED, booking, booking_webhooks(booking))
+    calendar_booking_changed(booking, removed=True)
     cancel_meeting_triggers(booking=booking)
     return booking
 
@@ -396,6 +402,7 @@ def booking_reschedule(
     _save_without_overlap(booking, update_fields=["start_time", "end_time", "ical_sequence", "updated_at"])
     webhooks = booking_webhooks(booking)
     _emit(WebhookTrigger.BOOKING_RESCHEDULED, booking, webhooks, previous=previous)
+    calendar_booking_changed(booking)
     schedule_meeting_triggers(booking=booking, webhooks=webhooks)
     return booking
 
@@ -413,6 +420,7 @@ def booking_cancel(*, booking: Booking, cancellation_reason: str = "", cancelled
     _validate(booking)
     booking.save(update_fields=["status", "cancellation_reason", "cancelled_by", "updated_at"])
     _emit(WebhookTrigger.BOOKING_CANCELLED, booking, booking_webhooks(booking))
+    calendar_booking_changed(booking, removed=True)
     cancel_meeting_triggers(booking=booking)
     return booking
 

@@ -1,0 +1,28 @@
+"""One accessor for the app's knobs (`settings.CALENDARS`), read at call time so that tests can
+override them with the `settings` fixture."""
+
+from django.conf import settings
+
+DEFAULTS = {
+    "ENCRYPTION_KEYS": [],
+    "REFRESH_INTERVAL_SECONDS": 30,
+    # A connection not read successfully for this long is shown unhealthy even before an error.
+    "STALE_AFTER_SECONDS": 120,
+    "TIMEOUT_SECONDS": 10.0,
+    # A read asked for by a person waiting (GET /v2/calendars/{calendar}/check) gives up sooner.
+    "ON_DEMAND_TIMEOUT_SECONDS": 3.0,
+    # How far busy time is read and cached: slots may be asked for months ahead.
+    "WINDOW_PAST_DAYS": 1,
+    "WINDOW_FUTURE_DAYS": 400,
+    # Bounds on what a calendar server or feed may hand back (hostile ICS).
+    "MAX_RESPONSE_BYTES": 5 * 1024 * 1024,
+    "MAX_INSTANCES": 20000,
+    # Expanding one calendar's events may take this long (a worker is never held longer).
+    "EXPAND_SECONDS": 10.0,
+    # The outbox of event writes: retry delays, then the write waits for the next sweep.
+    "WRITE_RETRY_SECONDS": [5, 30, 120, 600, 1800],
+}
+
+
+def calendar_setting(name: str):
+    return {**DEFAULTS, **getattr(settings, "CALENDARS", {})}[name]

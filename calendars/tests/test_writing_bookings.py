@@ -1,0 +1,164 @@
+"""Bookings written into the destination calendar of a real CalDAV server (Radicale on loopback):
+one event per meeting, its UID kept across reschedules, SEQUENCE raised, removed on cancel, never
+blocking its own booking, and written once each across a server outage."""
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import caldav
+import icalendar
+import pytest
+from django.utils import timezone
+
+from accounts.tests.factories import ApiKeyFactory, UserFactory
+from calendars.models import BookingReference, CalendarWrite, ConnectionKind
+from calendars.selectors import calendar_busy
+from calendars.services import connect_caldav, connection_refresh
+from calendars.writes import apply_writes, due_write_bookings
+from scheduling.models import Booking
+from scheduling.services.bookings import booking_cancel
+from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import bearer
+
+pytestmark = pytest.mark.django_db
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def monday_ahead(weeks: int = 2) -> date:
+    today = timezone.now().astimezone(BERLIN).date()
+    return today + timedelta(days=(7 - today.weekday()) % 7 + 7 * weeks)
+
+
+def berlin(hour: int, day: date | None = None) -> datetime:
+    return datetime.combine(day or monday_ahead(), time(hour), tzinfo=BERLIN)
+
+
+@pytest.fixture
+def host():
+    return UserFactory(time_zone="Europe/Berlin", name="Ada Lovelace")
+
+
+@pytest.fixture
+def key(host):
+    return ApiKeyFactory(user=host).raw_key
+
+
+@pytest.fixture
+def event_type(host):
+    return EventTypeFactory(owner=host, length=60)
+
+
+@pytest.fixture
+def server_calendar(host, caldav_account, make_calendar):
+    calendar = make_calendar(name="Bookings")
+    url, username, password = caldav_account
+    connection = connect_caldav(user=host, kind=ConnectionKind.CALDAV, url=url, username=username, password=password)
+    assert host.destination_calendar.calendar.external_id == str(calendar.url)
+    return calendar, connection
+
+
+def events_on(calendar: caldav.Calendar) -> list[icalendar.Event]:
+    found = []
+    for item in calendar.events():
+        found.extend(icalendar.Calendar.from_ical(item.data).walk("VEVENT"))
+    return found
+
+
+def book(api_client, key, event_type, start: datetime, **extra) -> dict:
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": start.isoformat(),
+        "name": "Grace Hopper",
+        "email": "grace@example.org",
+        "timeZone": "Europe/Berlin",
+        **extra,
+    }
+    response = api_client.post("/v1/bookings", body, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def sweep() -> None:
+    for booking_id in due_write_bookings():
+        apply_writes(booking_id)
+
+
+def test_a_booking_its_reschedule_and_its_cancel_are_one_event_moved_then_removed(
+    api_client, key, event_type, server_calendar
+):
+    calendar, _ = server_calendar
+    first = book(api_client, key, event_type, berlin(10))
+    sweep()
+    [event] = events_on(calendar)
+    uid = f"{first['uid']}@Cal.com"
+    assert str(event["UID"]) == uid
+    assert event["DTSTART"].dt == berlin(10)
+    assert int(event["SEQUENCE"]) == 0
+    attendee = event["ATTENDEE"]
+    assert (str(attendee), str(attendee.params["CN"])) == ("mailto:grace@example.org", "Grace Hopper")
+    assert str(event["ORGANIZER"]).startswith("mailto:")
+    assert BookingReference.objects.get().uid == uid
+
+    # v1's reschedule makes a new booking: the event keeps the original's UID, moves, SEQUENCE rises.
+    second = book(api_client, key, event_type, berlin(14), rescheduleUid=first["uid"])
+    sweep()
+    [event] = events_on(calendar)
+    assert str(event["UID"]) == uid
+    assert event["DTSTART"].dt == berlin(14)
+    assert int(event["SEQUENCE"]) >= 1
+    assert BookingReference.objects.get().booking_id == second["id"]
+
+    response = api_client.delete(f"/v1/bookings/{second['id']}/cancel?apiKey={key}")
+    assert response.status_code == 200, response.json()
+    sweep()
+    assert events_on(calendar) == []
+    assert BookingReference.objects.get().deleted is True
+
+
+def test_the_services_own_event_read_back_never_blocks(api_client, key, host, event_type, server_calendar):
+    _, connection = server_calendar
+    booking = book(api_client, key, event_type, berlin(10))
+    sweep()
+    assert connection_refresh(connection=connection)
+    assert connection.calendars.get().busy_times.count() == 1  # read back from the server…
+    assert calendar_busy(host.pk, berlin(0), berlin(23)) == ()  # …and known as the booking's own
+    # Cancelled, with its event still on the server (not yet removed): 10:00 is free again.
+    booking_cancel(booking=Booking.objects.get(pk=booking["id"]))
+    assert connection_refresh(connection=connection)
+    day = monday_ahead()
+    query = f"eventTypeId={event_type.pk}&startTime={day}&endTime={day}&timeZone=Europe/Berlin"
+    slots = api_client.get(f"/v1/slots?{query}", **bearer(key)).json()["slots"][day.isoformat()]
+    assert [int(slot["time"][11:13]) for slot in slots] == list(range(9, 17))
+
+
+def test_drill_server_down_while_booking_then_up_every_event_written_once(
+    api_client, key, host, event_type, server_calendar, radicale_server
+):
+    calendar, _ = server_calendar
+    radicale_server.stop()
+    try:
+        made = [book(api_client, key, event_type, berlin(hour)) for hour in (9, 11, 13)]
+        for booking in made:
+            assert apply_writes(booking["id"]) is False
+        assert CalendarWrite.objects.filter(done_at__isnull=True).count() == 3
+        assert all(write.last_error for write in CalendarWrite.objects.all())
+        booking_cancel(booking=Booking.objects.get(pk=made[2]["id"]))
+    finally:
+        radicale_server.start()
+    CalendarWrite.objects.update(due_at=timezone.now())
+    sweep()
+    sweep()
+    assert CalendarWrite.objects.filter(done_at__isnull=True).count() == 0
+    events = events_on(calendar)
+    assert sorted(str(event["UID"]) for event in events) == sorted(f"{made[i]['uid']}@Cal.com" for i in (0, 1))
+    # An outcome the worker never learned (the PUT went through, the row was not marked done):
+    # the write is applied again and replaces the same event.
+    CalendarWrite.objects.update(done_at=None, due_at=timezone.now())
+    sweep()
+    assert len(events_on(calendar)) == 2
+
+
+def test_a_host_without_a_destination_calendar_gets_no_outbox_rows(api_client, key, event_type):
+    book(api_client, key, event_type, berlin(10))
+    assert not CalendarWrite.objects.exists()

@@ -1,0 +1,260 @@
+"""The connected-calendar operations of the v2 document (calv2.views.calendars), merged into
+`calv2.openapi.build`."""
+
+from calv2 import openapi as base
+from calv2.openapi import (
+    BOOLEAN,
+    DATE_TIME,
+    INTEGER,
+    NULLABLE_INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    _answer,
+    _object,
+    _operation,
+    _path,
+    _query,
+    _ref,
+    _success,
+)
+
+INTEGRATION = {"type": "string", "enum": ["apple_calendar", "caldav_calendar", "ics-feed_calendar"]}
+CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav", "ics-feed"]})
+
+CALENDAR = _object(
+    {
+        "externalId": STRING,
+        "name": STRING,
+        "readOnly": BOOLEAN,
+        "isSelected": BOOLEAN,
+        "credentialId": INTEGER,
+        "integration": INTEGRATION,
+        "primary": BOOLEAN,
+        "email": STRING,
+        "timeZone": STRING,
+    }
+)
+CONNECTED_CALENDAR = _object(
+    {
+        "integration": _object(
+            {
+                "type": INTEGRATION,
+                "slug": STRING,
+                "title": STRING,
+                "name": STRING,
+                "categories": {"type": "array", "items": STRING},
+                "installed": BOOLEAN,
+            }
+        ),
+        "credentialId": INTEGER,
+        "primary": {**CALENDAR, "nullable": True},
+        "calendars": {"type": "array", "items": _ref("Calendar")},
+        "health": {
+            **_object({"healthy": BOOLEAN, "lastSuccessAt": {**DATE_TIME, "nullable": True}, "error": NULLABLE_STRING}),
+            "description": "This service's extension: whether the busy time read from it is current, and why not.",
+        },
+    }
+)
+DESTINATION_CALENDAR = _object(
+    {
+        "id": INTEGER,
+        "integration": INTEGRATION,
+        "externalId": STRING,
+        "primaryEmail": STRING,
+        "userId": INTEGER,
+        "eventTypeId": NULLABLE_INTEGER,
+        "credentialId": INTEGER,
+        "name": STRING,
+        "primary": BOOLEAN,
+        "readOnly": BOOLEAN,
+        "email": STRING,
+        "integrationTitle": STRING,
+    }
+)
+CREDENTIAL = _object(
+    {
+        "id": INTEGER,
+        "type": INTEGRATION,
+        "userId": INTEGER,
+        "teamId": NULLABLE_INTEGER,
+        "appId": STRING,
+        "invalid": BOOLEAN,
+    }
+)
+SELECTION = _object({"userId": INTEGER, "integration": INTEGRATION, "externalId": STRING, "credentialId": INTEGER})
+BUSY_TIME = _object({"start": DATE_TIME, "end": DATE_TIME, "source": STRING})
+REFERENCE = _object({"id": INTEGER, "type": STRING, "eventUid": STRING, "destinationCalendarId": NULLABLE_STRING})
+STATUS_ONLY = _object(
+    {"status": {"type": "string", "enum": ["success"]}, "data": {"type": "object", "nullable": True}}, ["status"]
+)
+
+SELECTION_BODY = {
+    "type": "object",
+    "required": ["integration", "externalId", "credentialId"],
+    "properties": {"integration": INTEGRATION, "externalId": STRING, "credentialId": INTEGER},
+}
+
+
+def schemas() -> dict:
+    return {
+        "Calendar": CALENDAR,
+        "ConnectedCalendar": CONNECTED_CALENDAR,
+        "DestinationCalendar": DESTINATION_CALENDAR,
+        "CalendarCredential": CREDENTIAL,
+        "SelectedCalendar": SELECTION,
+        "BusyTime": BUSY_TIME,
+        "BookingReference": REFERENCE,
+    }
+
+
+def paths() -> dict:
+    tag = "Calendars"
+    return {
+        "/v2/calendars": {
+            "get": _operation(
+                "calendarsList",
+                tag,
+                "Connected calendars, which are selected, the destination, and each connection's health",
+                {
+                    "200": _answer(
+                        _success(
+                            _object(
+                                {
+                                    "connectedCalendars": {"type": "array", "items": _ref("ConnectedCalendar")},
+                                    "destinationCalendar": {**DESTINATION_CALENDAR, "nullable": True},
+                                }
+                            )
+                        )
+                    )
+                },
+            )
+        },
+        "/v2/calendars/busy-times": {
+            "get": _operation(
+                "calendarsBusyTimes",
+                tag,
+                "Busy times of the caller's selected calendars (the cached copy; never a live call)",
+                {"200": _answer(_success({"type": "array", "items": _ref("BusyTime")}))},
+                parameters=[
+                    _query("dateFrom", STRING, "ISO 8601 date or date-time.", required=True),
+                    _query("dateTo", STRING, "ISO 8601 date or date-time (a date: to its end).", required=True),
+                    _query("timeZone", STRING, "IANA zone of dateFrom/dateTo (or loggedInUsersTz)."),
+                    _query("loggedInUsersTz", STRING, "Deprecated name of timeZone."),
+                    _query(
+                        "calendarsToLoad[0][credentialId]",
+                        INTEGER,
+                        "With calendarsToLoad[0][externalId] (and [1], [2] …): only these calendars.",
+                    ),
+                    _query("calendarsToLoad[0][externalId]", STRING),
+                ],
+            )
+        },
+        "/v2/calendars/ics-feed/save": {
+            "post": _operation(
+                "calendarsIcsFeedSave",
+                tag,
+                "Subscribe to ICS feeds (each URL is fetched once now; read-only)",
+                {"201": _answer(_success(_ref("CalendarCredential")), "Created (the first feed's connection)")},
+                body={
+                    "type": "object",
+                    "required": ["urls"],
+                    "properties": {
+                        "urls": {"type": "array", "minItems": 1, "maxItems": 10, "items": {"type": "string"}},
+                        "readOnly": BOOLEAN,
+                    },
+                },
+            )
+        },
+        "/v2/calendars/ics-feed/check": {
+            "get": _operation(
+                "calendarsIcsFeedCheck",
+                tag,
+                "Whether the caller's ICS feeds are connected and read (400 naming why not)",
+                {"200": _answer(STATUS_ONLY)},
+            )
+        },
+        "/v2/calendars/{calendar}/credentials": {
+            "post": _operation(
+                "calendarsCredentials",
+                tag,
+                "Connect Apple iCloud (username, app password) or a CalDAV server (this service's `caldav`: url too)",
+                {"201": _answer(STATUS_ONLY, "Connected")},
+                parameters=[CALENDAR_PATH],
+                body={
+                    "type": "object",
+                    "required": ["username", "password"],
+                    "properties": {
+                        "username": STRING,
+                        "password": {**STRING, "writeOnly": True},
+                        "url": {**STRING, "description": "The CalDAV server (`caldav` only)."},
+                    },
+                },
+            )
+        },
+        "/v2/calendars/{calendar}/check": {
+            "get": _operation(
+                "calendarsCheck",
+                tag,
+                "Whether the caller's connection of this kind is read (400 naming why not)",
+                {"200": _answer(STATUS_ONLY)},
+                parameters=[CALENDAR_PATH],
+            )
+        },
+        "/v2/calendars/{calendar}/disconnect": {
+            "post": _operation(
+                "calendarsDisconnect",
+                tag,
+                "Disconnect a connection (its calendars and busy time are forgotten)",
+                {"200": _answer(_success(_ref("CalendarCredential")))},
+                parameters=[CALENDAR_PATH],
+                body={"type": "object", "required": ["id"], "properties": {"id": INTEGER}},
+                errors=(404,),
+            )
+        },
+        "/v2/selected-calendars": {
+            "post": _operation(
+                "selectedCalendarsAdd",
+                "Selected Calendars",
+                "Select a calendar: its busy time blocks slots",
+                {"201": _answer(_success(_ref("SelectedCalendar")), "Selected")},
+                body=SELECTION_BODY,
+                errors=(404,),
+            ),
+            "delete": _operation(
+                "selectedCalendarsRemove",
+                "Selected Calendars",
+                "Unselect a calendar: its busy time no longer blocks slots",
+                {"200": _answer(_success(_ref("SelectedCalendar")))},
+                parameters=[
+                    _query("integration", INTEGRATION, required=True),
+                    _query("externalId", STRING, required=True),
+                    _query("credentialId", INTEGER, required=True),
+                ],
+                errors=(404,),
+            ),
+        },
+        "/v2/destination-calendars": {
+            "put": _operation(
+                "destinationCalendarsUpdate",
+                "Destination Calendars",
+                "Choose the calendar bookings are written into",
+                {"200": _answer(_success(_ref("SelectedCalendar")))},
+                body={
+                    "type": "object",
+                    "required": ["integration", "externalId"],
+                    "properties": {"integration": INTEGRATION, "externalId": STRING},
+                },
+                errors=(404, 409),
+            )
+        },
+        "/v2/bookings/{bookingUid}/references": {
+            "get": _operation(
+                "bookingsReferences",
+                "Bookings",
+                "The calendar events written for a booking",
+                {"200": _answer(_success({"type": "array", "items": _ref("BookingReference")}))},
+                parameters=[base.BOOKING_UID],
+                errors=(404,),
+            )
+        },
+    }
