@@ -249,7 +249,8 @@ def test_the_document_lists_exactly_the_declared_parameters_of_each_list():
 
 # --- through the API: every declared parameter of every list -------------------------------------
 
-# Valid values for the required parameters (GET /slots, /availability, /slots/why-not), so that the one under test is the bad one.
+# Valid values for the required parameters (GET /slots, /availability, /slots/why-not), so that the
+# one under test is the bad one.
 REQUIRED = {
     "eventTypeId": "1",
     "startTime": "2030-01-01",
