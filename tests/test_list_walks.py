@@ -14,6 +14,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from calendars.services import destination_set
+from calendars.tests.factories import BookingReferenceFactory, CalendarConnectionFactory, ExternalCalendarFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory, TeamEventTypeFactory
@@ -57,6 +59,11 @@ def own_rows(user) -> dict[str, str]:
         WebhookFactory(user=user, event_type=None)
         WebhookFactory(user=user, event_type=event_type)
         ApiKeyFactory(user=user)
+    connection = CalendarConnectionFactory(user=user)
+    calendars = [ExternalCalendarFactory(connection=connection) for _ in range(ROWS)]
+    destination_set(user=user, calendar=calendars[0])
+    for booking in Booking.objects.filter(organizer=user):
+        BookingReferenceFactory(booking=booking)
     team = TeamFactory()
     MembershipFactory(user=user, team=team)
     for _ in range(ROWS):
@@ -96,7 +103,7 @@ V1_QUERIES = {
 
 
 # Lists that are not pages of rows: the free slots of a window (one answer, not paged).
-NOT_PAGED = {"slots", "why-not", "availability"}
+NOT_PAGED = {"slots", "why-not", "availability", "connected-calendars"}
 
 
 def v1_paths(routes: set[str], made: dict[str, str]) -> list[tuple[str, dict]]:
@@ -122,13 +129,16 @@ def test_every_v1_list_walks_one_row_at_a_time_by_page_and_by_cursor(api_client)
     assert {path.split("/")[-1] for path, _ in paths} == {
         "api-keys",
         "attendees",
+        "booking-references",
         "bookings",
         "deliveries",
+        "destination-calendars",
         "event-types",
         "hooks",
         "memberships",
         "payments",
         "schedules",
+        "selected-calendars",
         "teams",
         "users",
         "webhooks",
@@ -137,8 +147,9 @@ def test_every_v1_list_walks_one_row_at_a_time_by_page_and_by_cursor(api_client)
     for path, query in paths:
         by_page, total = walk(api_client, headers, path, query, by_cursor=False)
         by_cursor, _ = walk(api_client, headers, path, query, by_cursor=True)
-        # A user who is not a system admin sees one user: themselves.
-        assert len(by_page) >= (1 if path.endswith("/users") else ROWS), (path, query, by_page)
+        # A user who is not a system admin sees one user, themselves; a user has one destination.
+        single = path.endswith(("/users", "/destination-calendars"))
+        assert len(by_page) >= (1 if single else ROWS), (path, query, by_page)
         assert len(set(map(str, by_page))) == len(by_page) == total, (path, query, by_page, total)
         assert by_cursor == by_page, (path, query)
 

@@ -236,7 +236,9 @@ def test_the_document_lists_exactly_the_declared_parameters_of_each_list():
             else []
         )
         documented = {
-            parameter["name"]: parameter for parameter in paths[path]["get"]["parameters"] if parameter["in"] == "query"
+            parameter["name"]: parameter
+            for parameter in paths[path]["get"].get("parameters", [])
+            if parameter["in"] == "query"
         }
 
         by_user = ["userId"] if view.filters_by_user else []
