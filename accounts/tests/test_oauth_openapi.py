@@ -27,7 +27,7 @@ OAUTH_OPERATIONS = {
     ("/api/auth/oauth/refreshToken", "post"): {"200", "400", "401", "405", "413"},
     ("/api/auth/oauth/revoke", "post"): {"200", "400", "401", "405", "413"},
     ("/api/auth/oauth/introspect", "post"): {"200", "400", "401", "405", "413"},
-    ("/api/auth/oauth/me", "get"): {"200", "400", "401", "403", "429", "500", "503"},
+    ("/api/auth/oauth/me", "get"): {"200", "400", "401", "403", "414", "429", "500", "503"},
     ("/.well-known/oauth-authorization-server", "get"): {"200", "400"},
 }
 

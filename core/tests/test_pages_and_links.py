@@ -108,7 +108,8 @@ def test_a_guide_title_shows_no_markdown(client):
     assert "<title>Operating the service: make run, demo data and the back office" in page
 
 
-def test_every_address_readme_prints_opens(client, demo):
+def test_every_address_readme_prints_opens(client, demo, settings):
+    settings.METRICS_ENABLED = True  # /metrics answers once its switch is on, as README says
     addresses = {path or "/" for path in re.findall(r"http://127\.0\.0\.1:8000(/[^\s\"'`)<,]*)?", README)}
     addresses -= set(PREFIXES)
     paths = {path for path in re.findall(r"`(/[^`\s]*)`", README) if not path.startswith(FILES)} - set(PREFIXES)

@@ -240,7 +240,7 @@ def test_a_row_by_key_is_what_the_list_reads_whatever_the_querysets_filters(djan
 
     read_row_by_key(booking_list(user=stranger), BookingSerializer, booking.pk)  # compiled on first use
     visible = booking_list(user=stranger)  # reads the caller's event types (booking_visibility)
-    with django_assert_num_queries(2):  # the booking with its joins, its attendees
+    with django_assert_num_queries(3):  # the booking with its joins, its attendees, its team members
         by_key = read_row_by_key(visible, BookingSerializer, booking.pk)
 
     render = ORJSONRenderer().render

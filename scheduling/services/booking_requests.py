@@ -175,7 +175,8 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
         "attendee_name": request.attendee_name,
         "attendee_email": request.attendee_email,
         "attendee_time_zone": request.attendee_time_zone,
-        "locale": request.locale or "en",
+        # None sent: "en", or on a reschedule each attendee's own (`booking_create`).
+        "locale": request.locale if reschedule is not None else request.locale or "en",
         "guests": tuple(request.guests),
         "title": request.title,
         "description": request.description,
