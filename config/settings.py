@@ -568,8 +568,11 @@ if METRICS_ENABLED or LOG_FORMAT == "json":
         MIDDLEWARE.index("core.middleware.RequestIdMiddleware") + 1, "observability.middleware.ObservabilityMiddleware"
     )
 if LOG_FORMAT == "json":
-    LOGGING["formatters"] = {"json": {"()": "observability.logs.JsonFormatter"}}
+    # Every line JSON, the development server's request log too (its own handler, which would
+    # otherwise keep Django's text format).
+    LOGGING["formatters"]["json"] = {"()": "observability.logs.JsonFormatter"}
     LOGGING["handlers"]["console"]["formatter"] = "json"
+    LOGGING["handlers"]["django.server"] = {**LOGGING["handlers"]["django.server"], "formatter": "json"}
 
 # --- Redis through Sentinel (docs/operations.md, "Failover: Redis through Sentinel") --------------
 # REDIS_SENTINELS (host:port,...) makes the cache, the rate limiter and the webhook gate find the

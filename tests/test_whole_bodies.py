@@ -79,7 +79,8 @@ def test_every_answer_of_a_broad_live_run_is_whole(server):
                 body = b"{}" if method in ("POST", "PUT", "PATCH") else b""
                 answer = strict_request(server.url, method, _filled(path, values), headers, body)
                 answered.append((method, path, answer.status))
-                if path.startswith("/v2/") and answer.status >= 400:
+                # v2's envelope, but for its OAuth token endpoint, which answers RFC 6749's errors.
+                if path.startswith("/v2/") and answer.status >= 400 and path != "/v2/auth/oauth2/token":
                     assert answer.json()["status"] == "error", (method, path, answer.body[:300])
     statuses = {status for _, _, status in answered}
     assert len(answered) > 250
