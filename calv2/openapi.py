@@ -389,6 +389,12 @@ BOOKING_CREATE = {
         "bookingFieldsResponses": FREE_OBJECT,
         "lengthInMinutes": {"type": "integer", "minimum": 1},
         "recurrenceCount": {"type": "integer", "minimum": 1, "description": "Occurrences of a recurring event type."},
+        "reservationUid": {
+            "type": "string",
+            "maxLength": 64,
+            "description": "A slot reservation holding this slot (POST /v2/slots/reservations): the booking takes "
+            "the held slot and frees the reservation. One holding another slot is a 400; an expired one frees nothing.",
+        },
         "instant": REFUSED_BOOLEAN,
         "allowConflicts": REFUSED_BOOLEAN,
         "allowBookingOutOfBounds": REFUSED_BOOLEAN,

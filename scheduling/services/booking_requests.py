@@ -6,7 +6,9 @@ version's answer; the sequence in between lives here only:
 1. the booking being replaced (`rescheduleUid`), among those the caller sees (404 otherwise);
 2. the event type, by id or by slug with its owner's username or its team's slug, among those the
    caller may book (`EventTypeNotFound` otherwise), and the checks of the names sent beside it;
-3. a series (a count of occurrences, or one occurrence of a series named by its dates) or a single
+3. the caller's slot reservation (`reservationUid`), freed in the booking's transaction when it
+   holds the slot booked;
+4. a series (a count of occurrences, or one occurrence of a series named by its dates) or a single
    booking: `scheduling.services.recurring` or `scheduling.services.bookings.booking_create`.
 
 A field means the same in every version. A field that asks for something this service does not
@@ -17,9 +19,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from accounts.models import User
 from core.exceptions import NotFound
+from holds.services import reservation_release_for_booking
 from scheduling.models import Booking, EventType
 from scheduling.selectors.bookings import booking_by_uid
 from scheduling.selectors.event_types import event_type_bookable, event_type_by_slug
@@ -83,6 +87,9 @@ class BookingRequest:
     recurring_event_id: str | None = None
     all_recurring_dates: list[datetime] | None = None
     current_recurring_index: int | None = None
+    # A slot reservation of the booker's (Cal.com v2's `reservationUid`): when it holds this very
+    # slot, it no longer blocks this booking and is freed in the booking's transaction.
+    reservation_uid: str | None = None
     # What a request of a recurring event type that names no count means: v1 refuses it (400 on
     # `recurringCount`), v2 books the event type's whole count, as Cal.com's v2 does.
     whole_series_by_default: bool = False
@@ -185,12 +192,17 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
         "custom_inputs": request.custom_inputs,
         "sms_reminder_number": request.sms_reminder_number,
     }
-    series = _series(request, event_type=event_type, rescheduling=reschedule is not None, fields=fields)
-    if series is not None:
-        return series
-    booking = booking_create(
-        event_type=event_type, reschedule=reschedule, reschedule_reason=request.reschedule_reason, **fields
-    )
+    with transaction.atomic():
+        if request.reservation_uid:
+            reservation_release_for_booking(
+                uid=request.reservation_uid, event_type_id=event_type.pk, slot_start=request.start
+            )
+        series = _series(request, event_type=event_type, rescheduling=reschedule is not None, fields=fields)
+        if series is not None:
+            return series
+        booking = booking_create(
+            event_type=event_type, reschedule=reschedule, reschedule_reason=request.reschedule_reason, **fields
+        )
     return BookingResult([booking])
 
 
