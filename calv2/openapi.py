@@ -404,7 +404,13 @@ LEGACY_BOOKING_CREATE = {
     "type": "object",
     "description": "2024-04-15 (and no cal-api-version): Cal.com v1's booking body, as POST /v1/bookings takes it.",
     "required": ["start", "eventTypeId", "timeZone"],
-    "properties": {"start": DATE_TIME, "eventTypeId": INTEGER, "timeZone": STRING, "responses": FREE_OBJECT},
+    "properties": {
+        "start": DATE_TIME,
+        "eventTypeId": INTEGER,
+        "timeZone": STRING,
+        "responses": FREE_OBJECT,
+        "hashedLink": {**NULLABLE_STRING, "description": "A private link of the event type, as in POST /v1/bookings."},
+    },
 }
 BOOKING_RESCHEDULE = {
     "type": "object",
