@@ -393,7 +393,8 @@ BOOKING_CREATE = {
             "type": "string",
             "maxLength": 64,
             "description": "A slot reservation holding this slot (POST /v2/slots/reservations): the booking takes "
-            "the held slot and frees the reservation. One holding another slot is a 400; an expired one frees nothing.",
+            "the held slot and frees the reservation. One holding another slot is a 400; one naming no unexpired "
+            "reservation frees nothing.",
         },
         "instant": REFUSED_BOOLEAN,
         "allowConflicts": REFUSED_BOOLEAN,

@@ -131,11 +131,12 @@ def out_of_office_delete(*, entry: OutOfOfficeEntry) -> None:
 def reservation_release_for_booking(*, uid: str, event_type_id: int, slot_start: datetime) -> None:
     """Free the reservation `uid` for the booking of the slot it holds, in the booking's
     transaction (so a booking that fails keeps the hold). A uid naming no unexpired reservation
-    frees nothing: the slot is then judged as any other. One that holds another slot is a 400."""
+    (a uid of another system's, one expired) frees nothing: the slot is then judged as any other.
+    One that holds another slot is a 400."""
     try:
         key = uuid.UUID(str(uid))
     except ValueError:
-        raise ValidationError({"reservationUid": ["Not a reservation uid."]}) from None
+        return
     reservation = SlotReservation.objects.select_for_update().filter(uid=key, reserved_until__gt=Now()).first()
     if reservation is None:
         return

@@ -304,7 +304,30 @@ def test_a_refused_booking_keeps_the_hold(v2, booker, event_type, other_slot, ex
     assert first not in offered(v2, event_type, day)
 
 
-def test_a_reservation_uid_that_is_not_one_is_a_400(v2, booker, event_type):
-    start = offered(v2, event_type, next_weekday())[0]
-    assert_error(book(booker, event_type, start, reservationUid="not-a-uid"), 400, "BadRequestException")
-    assert not Booking.objects.exists()
+@pytest.mark.parametrize("other_uid", ["not-a-uid", "3f1c0d0e-2b7a-4c55-9f0e-1f3c5a7b9d21"])
+def test_a_uid_naming_no_reservation_frees_nothing(v2, booker, event_type, other_uid):
+    day = next_weekday()
+    held, free = offered(v2, event_type, day)[:2]
+    uid = reserve(booker, event_type, held)
+
+    assert_error(book(booker, event_type, held, reservationUid=other_uid), 409, "ConflictException")
+    assert list(SlotReservation.objects.values_list("uid", flat=True)) == [UUID(uid)]
+    assert book(booker, event_type, free, reservationUid=other_uid).status_code == 201
+
+
+def test_v1_reserved_slot_uid_books_the_held_slot_as_reservation_uid_does(v2, booker, event_type):
+    day = next_weekday()
+    held = offered(v2, event_type, day)[0]
+    uid = reserve(booker, event_type, held)
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": held,
+        "timeZone": "Europe/London",
+        "responses": {"name": "Ada Lovelace", "email": "ada@example.org"},
+    }
+    assert booker.call("POST", "/v1/bookings", body).status_code == 409
+
+    booked = booker.call("POST", "/v1/bookings", {**body, "reservedSlotUid": uid})
+
+    assert booked.status_code == 200, booked.content
+    assert not SlotReservation.objects.exists() and Booking.objects.count() == 1

@@ -285,7 +285,6 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
         "dub_id": serializers.CharField(**nullable_text),
         "creationSource": serializers.CharField(**text),
         "verificationCode": serializers.CharField(**text),
-        "reservedSlotUid": serializers.CharField(**text),
         "hasHashedBookingLink": serializers.BooleanField(**flag),  # `hashedLink` says which link
         "rescheduledBy": serializers.EmailField(required=False, max_length=254),
         "_shouldServeCache": serializers.BooleanField(**flag),
@@ -386,6 +385,14 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     reschedule_uid = serializers.CharField(
         max_length=64, required=False, help_text="Book a new time for this booking (see docs/scheduling.md)."
     )
+    reserved_slot_uid = serializers.CharField(
+        max_length=64,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="The booker's slot reservation holding this slot (v2's `reservationUid`): the booking takes the "
+        "held slot and frees it. A uid naming no reservation frees nothing.",
+    )
     hashed_link = serializers.CharField(
         max_length=64,
         required=False,
@@ -440,6 +447,9 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
         link = attrs.pop("hashed_link", None)
         if link:
             attrs["private_link"] = link
+        reservation = attrs.pop("reserved_slot_uid", None)
+        if reservation:
+            attrs["reservation_uid"] = reservation
         for name in ("event_type_slug", "user_id"):
             if attrs.get(name) in (None, ""):
                 attrs.pop(name, None)
