@@ -346,6 +346,10 @@ class RecurringDateSerializer(ApiSerializer):
     end = InstantField(required=False, allow_null=True)
 
 
+# An id of something the booking uses (a reservation, a private link): empty or null means none.
+OPTIONAL_ID = {"max_length": 64, "required": False, "allow_blank": True, "allow_null": True}
+
+
 class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     """Cal.com v1's booking body. The attendee is `name`/`email` at the top level or, as later v1
     clients send it, inside `responses`; the two shapes are equivalent and the top level wins.
@@ -386,18 +390,12 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
         max_length=64, required=False, help_text="Book a new time for this booking (see docs/scheduling.md)."
     )
     reserved_slot_uid = serializers.CharField(
-        max_length=64,
-        required=False,
-        allow_blank=True,
-        allow_null=True,
+        **OPTIONAL_ID,
         help_text="The booker's slot reservation holding this slot (v2's `reservationUid`): the booking takes the "
         "held slot and frees it. A uid naming no reservation frees nothing.",
     )
     hashed_link = serializers.CharField(
-        max_length=64,
-        required=False,
-        allow_blank=True,
-        allow_null=True,
+        **OPTIONAL_ID,
         help_text="A private link of the event type (its `linkId`): books it even when hidden, and counts one "
         "use of a usage-based link. Unknown, expired or used up: a 400.",
     )
