@@ -148,6 +148,12 @@ class BookingCreateInput(V2Input):
     booking_fields_responses = BoundedJSONField(required=False)
     length_in_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False)
     recurrence_count = StrictIntegerField(min_value=1, max_value=1000, required=False)
+    reservation_uid = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="The uid of a slot reservation (POST /v2/slots/reservations) holding this slot: the "
+        "booking takes the slot it holds, and the reservation is freed.",
+    )
     instant = serializers.BooleanField(required=False)
     allow_conflicts = serializers.BooleanField(required=False)
     allow_booking_out_of_bounds = serializers.BooleanField(required=False)

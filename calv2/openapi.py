@@ -389,6 +389,13 @@ BOOKING_CREATE = {
         "bookingFieldsResponses": FREE_OBJECT,
         "lengthInMinutes": {"type": "integer", "minimum": 1},
         "recurrenceCount": {"type": "integer", "minimum": 1, "description": "Occurrences of a recurring event type."},
+        "reservationUid": {
+            "type": "string",
+            "maxLength": 64,
+            "description": "A slot reservation holding this slot (POST /v2/slots/reservations): the booking takes "
+            "the held slot and frees the reservation. One holding another slot is a 400; one naming no unexpired "
+            "reservation frees nothing.",
+        },
         "instant": REFUSED_BOOLEAN,
         "allowConflicts": REFUSED_BOOLEAN,
         "allowBookingOutOfBounds": REFUSED_BOOLEAN,
@@ -398,7 +405,13 @@ LEGACY_BOOKING_CREATE = {
     "type": "object",
     "description": "2024-04-15 (and no cal-api-version): Cal.com v1's booking body, as POST /v1/bookings takes it.",
     "required": ["start", "eventTypeId", "timeZone"],
-    "properties": {"start": DATE_TIME, "eventTypeId": INTEGER, "timeZone": STRING, "responses": FREE_OBJECT},
+    "properties": {
+        "start": DATE_TIME,
+        "eventTypeId": INTEGER,
+        "timeZone": STRING,
+        "responses": FREE_OBJECT,
+        "hashedLink": {**NULLABLE_STRING, "description": "A private link of the event type, as in POST /v1/bookings."},
+    },
 }
 BOOKING_RESCHEDULE = {
     "type": "object",

@@ -17,6 +17,7 @@ from calv2.openapi import (
     _ref,
     _success,
 )
+from calv2.team_openapi import TEAM_HOST
 
 GUEST = {
     "type": "object",
@@ -115,6 +116,32 @@ PRIVATE_LINK = {
     ]
 }
 LINK_ID = _path("linkId", {"type": "string"})
+SCHEDULING_HOST = {
+    **TEAM_HOST,
+    "properties": {
+        **TEAM_HOST["properties"],
+        "groupId": {**NULLABLE_STRING, "description": "Round robin only: always null (no host groups)."},
+    },
+}
+SCHEDULING_CONFIG = {
+    "type": "object",
+    "description": "A team event type's hosts; round robin adds its settings as this service applies them "
+    "(no host groups, weights always on, no lead threshold, no-show or CRM rules).",
+    "required": ["eventTypeId", "schedulingType", "hosts", "assignAllTeamMembers"],
+    "properties": {
+        "eventTypeId": INTEGER,
+        "schedulingType": {"type": "string", "enum": ["roundRobin", "collective"]},
+        "hosts": {"type": "array", "items": SCHEDULING_HOST},
+        "assignAllTeamMembers": {"type": "boolean"},
+        "hostGroups": {"type": "array", "maxItems": 0, "items": {"type": "object"}},
+        "rescheduleWithSameRoundRobinHost": {"type": "boolean"},
+        "isRRWeightsEnabled": {"type": "boolean"},
+        "maxLeadThreshold": {"type": "integer", "nullable": True},
+        "includeNoShowInRRCalculation": {"type": "boolean"},
+        "crmRecordOwnerFallbackWindowHours": {"type": "integer", "nullable": True},
+    },
+    "additionalProperties": False,
+}
 REFRESH_API_KEY = {
     "type": "object",
     "properties": {
@@ -296,6 +323,17 @@ def paths() -> dict:
                 "Replace the API key the request is made with (the old one stops working)",
                 {"200": _answer(_success(_object({"apiKey": STRING})))},
                 body=REFRESH_API_KEY,
+            )
+        },
+        "/v2/event-types/{eventTypeId}/scheduling-config": {
+            "get": _operation(
+                "eventTypeSchedulingConfig",
+                "Event Types",
+                "A team event type's scheduling configuration: hosts and round-robin settings (422 for "
+                "an event type that is not a team's with hosts)",
+                {"200": _answer(_success(SCHEDULING_CONFIG))},
+                parameters=[EVENT_TYPE_ID],
+                errors=(404, 422),
             )
         },
         "/v2/event-types/{eventTypeId}/private-links": {

@@ -33,6 +33,11 @@ urlpatterns = [
     path("webhooks/<uuid:webhook_id>", webhooks.WebhookView.as_view(), name="v2-webhook"),
     path("event-types", event_types.EventTypesView.as_view(), name="v2-event-types"),
     path("event-types/<int:event_type_id>", event_types.EventTypeView.as_view(), name="v2-event-type"),
+    path(
+        "event-types/<int:event_type_id>/scheduling-config",
+        teams.EventTypeSchedulingConfigView.as_view(),
+        name="v2-event-type-scheduling-config",
+    ),
     path("schedules", schedules.SchedulesView.as_view(), name="v2-schedules"),
     path("schedules/default", schedules.DefaultScheduleView.as_view(), name="v2-schedule-default"),
     path("schedules/<int:schedule_id>", schedules.ScheduleView.as_view(), name="v2-schedule"),

@@ -1,10 +1,12 @@
 """Writes of holds. Whether a slot may be reserved at all (it is a slot GET /slots offers) is the
 booking rule, checked by the scheduling service that calls these (scheduling.services.reservations)."""
 
+import uuid
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models.functions import Now
 
 from accounts.models import User
 from core.exceptions import Forbidden
@@ -123,3 +125,21 @@ def out_of_office_update(
 @transaction.atomic
 def out_of_office_delete(*, entry: OutOfOfficeEntry) -> None:
     entry.delete()
+
+
+@transaction.atomic
+def reservation_release_for_booking(*, uid: str, event_type_id: int, slot_start: datetime) -> None:
+    """Free the reservation `uid` for the booking of the slot it holds, in the booking's
+    transaction (so a booking that fails keeps the hold). A uid naming no unexpired reservation
+    (a uid of another system's, one expired) frees nothing: the slot is then judged as any other.
+    One that holds another slot is a 400."""
+    try:
+        key = uuid.UUID(str(uid))
+    except ValueError:
+        return
+    reservation = SlotReservation.objects.select_for_update().filter(uid=key, reserved_until__gt=Now()).first()
+    if reservation is None:
+        return
+    if reservation.event_type_id != event_type_id or reservation.slot_start != slot_start:
+        raise ValidationError({"reservationUid": ["This reservation holds another slot."]})
+    reservation.delete()

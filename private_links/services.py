@@ -2,6 +2,7 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
 from core.exceptions import NotFound
@@ -64,3 +65,22 @@ def private_link_update(
 @transaction.atomic
 def private_link_delete(*, link: PrivateLink) -> None:
     link.delete()
+
+
+@transaction.atomic
+def private_link_use(*, link_id: str) -> int:
+    """One booking through the link `link_id` (Cal.com v1's `hashedLink`): the id of the event type
+    it opens, the link locked and, when usage-based, one use counted, in the booking's transaction
+    (a booking refused counts none). Unknown, expired or used up: a 400 on `hashedLink`."""
+    link = PrivateLink.objects.select_for_update().filter(link_id=link_id).first()
+    if link is None:
+        raise ValidationError({"hashedLink": ["No private link has this id."]})
+    if link.expires_at is not None:
+        if link.expires_at <= timezone.now():
+            raise ValidationError({"hashedLink": ["This private link has expired."]})
+        return link.event_type_id
+    if link.usage_count >= link.max_usage_count:
+        raise ValidationError({"hashedLink": ["This private link has been used up."]})
+    link.usage_count += 1
+    link.save(update_fields=["usage_count"])
+    return link.event_type_id

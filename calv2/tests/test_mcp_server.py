@@ -11,6 +11,8 @@ this service as its configurable base URL (`CAL_API_BASE_URL`).
   phoneNumber?, language?}`; the companion's mobile app adds guests with
   `POST bookings/{uid}/guests` `{guests: [{email, name?}]}`.
 - src/tools/conferencing.ts: `GET conferencing`.
+- src/tools/event-types.ts: `get_scheduling_config` is `GET event-types/{eventTypeId}/scheduling-config`,
+  the answer shown as it comes (`schedulingType`, `hosts` with weights, `hostGroups`, …).
 - src/auth/oauth-handlers.ts: the authorization code is exchanged with
   `POST <base>/v2/auth/oauth2/token` and a JSON body `{client_id, grant_type: "authorization_code",
   code, redirect_uri, client_secret}`, refreshed with `{client_id, client_secret, grant_type:
@@ -26,7 +28,7 @@ from accounts.tests.factories import AccessTokenFactory, ApplicationFactory, Use
 from accounts.tests.oauth_support import obtain_code, sign_in
 from calv2.tests.helpers import assert_error
 from scheduling.models import Attendee
-from scheduling.tests.factories import BookingFactory
+from scheduling.tests.factories import BookingFactory, HostFactory, TeamEventTypeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -198,3 +200,14 @@ def test_client_facts_are_public_and_a_suspended_or_unknown_client_is_a_404(api_
     application.profile.suspended = True
     application.profile.save()
     assert_error(api_client.get(f"/v2/auth/oauth2/clients/{application.client_id}"), 404, "NotFoundException")
+
+
+def test_get_scheduling_config_of_a_round_robin_event_type(mcp, owner):
+    host = HostFactory(event_type=TeamEventTypeFactory(), user=owner, weight=150)
+    host.membership.role = "OWNER"
+    host.membership.save()
+
+    data = mcp.ok(f"event-types/{host.event_type_id}/scheduling-config")["data"]
+
+    assert data["schedulingType"] == "roundRobin" and data["hostGroups"] == []
+    assert [(h["userId"], h["weight"]) for h in data["hosts"]] == [(owner.pk, 150)]

@@ -3,6 +3,7 @@ v2's bodies and answers, the time they hold removed from GET /v2/slots (and v1's
 into it refused with a 409 until the hold expires or goes, and every refusal changing nothing."""
 
 from datetime import datetime, timedelta
+from uuid import UUID
 
 import pytest
 from django.utils import timezone
@@ -25,11 +26,12 @@ def offered(v2, event_type, day) -> list[str]:
     return [slot["start"] for slots in answer.json()["data"].values() for slot in slots]
 
 
-def book(v2, event_type, start):
+def book(v2, event_type, start, **extra):
     body = {
         "start": start,
         "eventTypeId": event_type.pk,
         "attendee": {"name": "Ada Lovelace", "email": "ada@example.org", "timeZone": "Europe/London"},
+        **extra,
     }
     return v2.call("POST", "/v2/bookings", body, version=BOOKING_VERSION)
 
@@ -258,3 +260,74 @@ def test_someone_elses_entry_is_a_404_and_stays(v2, api_client):
         assert_error(v2.call(method, f"/v2/me/ooo/{entry.pk}", body, version=BOOKING_VERSION), 404, "NotFoundException")
     entry.refresh_from_db()
     assert entry.notes == ""
+
+
+def reserve(booker, event_type, start) -> str:
+    body = {"eventTypeId": event_type.pk, "slotStart": start}
+    reserved = booker.call("POST", "/v2/slots/reservations", body, version=SLOTS_VERSION)
+    assert reserved.status_code == 201, reserved.content
+    return reserved.json()["data"]["reservationUid"]
+
+
+def test_a_booking_naming_its_reservation_books_the_held_slot_and_frees_it(v2, booker, event_type):
+    day = next_weekday()
+    start = offered(v2, event_type, day)[0]
+    uid = reserve(booker, event_type, start)
+    assert_error(book(booker, event_type, start), 409, "ConflictException")
+
+    booked = book(booker, event_type, start, reservationUid=uid)
+
+    assert booked.status_code == 201, booked.content
+    assert as_instant(booked.json()["data"]["start"]) == as_instant(start)
+    assert not SlotReservation.objects.exists()
+    assert Booking.objects.count() == 1
+    assert v2.call("GET", f"/v2/slots/reservations/{uid}", version=SLOTS_VERSION).json()["data"] is None
+
+
+@pytest.mark.parametrize(
+    ("other_slot", "extra", "status", "code"),
+    [
+        (True, {}, 400, "BadRequestException"),  # the reservation holds another slot
+        (False, {"recurrenceCount": 2}, 400, "BadRequestException"),  # refused after the hold was freed
+    ],
+)
+def test_a_refused_booking_keeps_the_hold(v2, booker, event_type, other_slot, extra, status, code):
+    day = next_weekday()
+    first, second = offered(v2, event_type, day)[:2]
+    uid = reserve(booker, event_type, first)
+
+    refused = book(booker, event_type, second if other_slot else first, reservationUid=uid, **extra)
+
+    assert_error(refused, status, code)
+    assert list(SlotReservation.objects.values_list("uid", flat=True)) == [UUID(uid)]
+    assert not Booking.objects.exists()
+    assert first not in offered(v2, event_type, day)
+
+
+@pytest.mark.parametrize("other_uid", ["not-a-uid", "3f1c0d0e-2b7a-4c55-9f0e-1f3c5a7b9d21"])
+def test_a_uid_naming_no_reservation_frees_nothing(v2, booker, event_type, other_uid):
+    day = next_weekday()
+    held, free = offered(v2, event_type, day)[:2]
+    uid = reserve(booker, event_type, held)
+
+    assert_error(book(booker, event_type, held, reservationUid=other_uid), 409, "ConflictException")
+    assert list(SlotReservation.objects.values_list("uid", flat=True)) == [UUID(uid)]
+    assert book(booker, event_type, free, reservationUid=other_uid).status_code == 201
+
+
+def test_v1_reserved_slot_uid_books_the_held_slot_as_reservation_uid_does(v2, booker, event_type):
+    day = next_weekday()
+    held = offered(v2, event_type, day)[0]
+    uid = reserve(booker, event_type, held)
+    body = {
+        "eventTypeId": event_type.pk,
+        "start": held,
+        "timeZone": "Europe/London",
+        "responses": {"name": "Ada Lovelace", "email": "ada@example.org"},
+    }
+    assert booker.call("POST", "/v1/bookings", body).status_code == 409
+
+    booked = booker.call("POST", "/v1/bookings", {**body, "reservedSlotUid": uid})
+
+    assert booked.status_code == 200, booked.content
+    assert not SlotReservation.objects.exists() and Booking.objects.count() == 1

@@ -215,6 +215,7 @@ class BookingsView(V2View):
             responses=responses,
             sms_reminder_number=attendee.get("phone_number", ""),
             recurring_count=data.get("recurrence_count"),
+            reservation_uid=data.get("reservation_uid"),
             whole_series_by_default=True,
         )
         with v2_field_names({"recurringCount": "recurrenceCount"}):

@@ -10,9 +10,9 @@ from calv2.views import webhooks
 from calv2.views.base import V2View, v2_field_names
 from calv2.views.bookings import BookingMixin
 from calv2.views.event_types import _event_type_fields
-from core.exceptions import NotFound
+from core.exceptions import ApplicationError, NotFound
 from core.scopes import READ_EVENT_TYPE, WRITE_BOOKING, WRITE_EVENT_TYPE
-from scheduling.models import Host
+from scheduling.models import Host, SchedulingType
 from scheduling.selectors.event_types import event_type_list
 from scheduling.services.assignment import booking_reassign
 from scheduling.services.event_types import event_type_create, event_type_delete, event_type_update
@@ -20,28 +20,77 @@ from scheduling.services.event_types import event_type_create, event_type_delete
 RENAMES = {"length": "lengthInMinutes", "hosts": "hosts", "schedulingType": "schedulingType"}
 
 
-def team_event_type_2024_06_14(event_type) -> dict:
-    """A team event type with `schedulingType`, `hosts` (v2's names: `mandatory`, priority names)
-    and `assignAllTeamMembers`."""
+def _hosts(event_type) -> list[dict]:
+    """The event type's hosts in v2's names (`mandatory`, priority names)."""
     rows = Host.objects.filter(event_type=event_type).select_related("user").order_by("id")
+    return [
+        {
+            "userId": row.user_id,
+            "name": row.user.name or row.user.username,
+            "username": row.user.username,
+            "avatarUrl": row.user.avatar or None,
+            "mandatory": row.is_fixed,
+            "priority": team_inputs.PRIORITIES[row.priority],
+            "weight": row.weight,
+        }
+        for row in rows
+    ]
+
+
+def team_event_type_2024_06_14(event_type) -> dict:
+    """A team event type with `schedulingType`, `hosts` and `assignAllTeamMembers`."""
     return {
         **event_type_2024_06_14(event_type),
         "teamId": event_type.team_id,
         "schedulingType": event_type.scheduling_type or None,
-        "hosts": [
-            {
-                "userId": row.user_id,
-                "name": row.user.name or row.user.username,
-                "username": row.user.username,
-                "avatarUrl": row.user.avatar or None,
-                "mandatory": row.is_fixed,
-                "priority": team_inputs.PRIORITIES[row.priority],
-                "weight": row.weight,
-            }
-            for row in rows
-        ],
+        "hosts": _hosts(event_type),
         "assignAllTeamMembers": event_type.assign_all_team_members,
     }
+
+
+class NotATeamEventType(ApplicationError):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+
+
+def scheduling_config(event_type) -> dict:
+    """Cal.com's scheduling configuration of a team event type (GET
+    /v2/event-types/{eventTypeId}/scheduling-config): the hosts and `assignAllTeamMembers`; for a
+    round-robin one also its host groups and round-robin settings, as this service applies them:
+    no host groups, weights always steering assignment, a reschedule keeping its host when free,
+    no lead threshold, no-show or CRM rules."""
+    if event_type.team_id is None or not event_type.scheduling_type:
+        raise NotATeamEventType(f"Event type {event_type.pk} is not a team event type with hosts.")
+    round_robin = event_type.scheduling_type == SchedulingType.ROUND_ROBIN
+    hosts = _hosts(event_type)
+    config = {
+        "eventTypeId": event_type.pk,
+        "schedulingType": "roundRobin" if round_robin else "collective",
+        "hosts": [{**host, "groupId": None} for host in hosts] if round_robin else hosts,
+        "assignAllTeamMembers": event_type.assign_all_team_members,
+    }
+    if round_robin:
+        config |= {
+            "hostGroups": [],
+            "rescheduleWithSameRoundRobinHost": True,
+            "isRRWeightsEnabled": True,
+            "maxLeadThreshold": None,
+            "includeNoShowInRRCalculation": False,
+            "crmRecordOwnerFallbackWindowHours": None,
+        }
+    return config
+
+
+class EventTypeSchedulingConfigView(V2View):
+    """GET /v2/event-types/{eventTypeId}/scheduling-config, as Cal.com's MCP server reads it: an
+    event type the caller sees (else 404), a team one with hosts (else 422, as Cal.com)."""
+
+    scopes = {"GET": READ_EVENT_TYPE}
+
+    def get(self, request, event_type_id):
+        event_type = event_type_list(user=request.user).filter(pk=event_type_id).first()
+        if event_type is None:
+            raise NotFound(f"Event type with id={event_type_id} not found.")
+        return self.success(scheduling_config(event_type))
 
 
 def _team_event_types(request, team_id: int):

@@ -77,14 +77,15 @@ def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
     return CompiledQuery(queryset)
 
 
-def event_type_bookable(*, user: User, event_type_id: int) -> EventType | None:
+def event_type_bookable(*, user: User, event_type_id: int, through_private_link: bool = False) -> EventType | None:
     """An event type the caller may list slots for and book: one they can see, or anyone's that
-    is not hidden (what a public booking page offers). None when there is no such event type.
+    is not hidden (what a public booking page offers), or any, hidden too, `through_private_link`
+    (one of its private links, checked by the caller). None when there is no such event type.
 
     One query. What the slots and the booking read next comes with it and costs none: the owner,
     the schedule (`event_type.schedule`, or for an event type without one `owner.default_schedule`)
     and the schedule's user (the owner itself when it is theirs)."""
-    lookup = _bookable_lookup(system_admin=user.is_system_admin)
+    lookup = _bookable_lookup(system_admin=user.is_system_admin or through_private_link)
     event_type = lookup.first(event_type_id=event_type_id, user_id=user.pk)
     if event_type is None or event_type.owner_id is None:
         return event_type

@@ -266,7 +266,7 @@ def _one_user_at_most(value):
 def _v1_fields_without_effect() -> dict[str, serializers.Field]:
     """Fields of Cal.com v1's booking body that this service does not honour, by their wire names
     (some are not camelCase), checked for their v1 type and then dropped (docs/scheduling.md has the
-    table). Those that would change what the booking is (seats, private links, round-robin and
+    table). Those that would change what the booking is (seats, round-robin and
     routing hosts, CRM owners, organizations, group bookings) are accepted only empty; the rest are
     cosmetic: e-mail switches, attribution, bot challenges, cache hints."""
     text = {"required": False, "allow_blank": True, "max_length": 5000}
@@ -274,7 +274,6 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
     flag = {"required": False}
     number = {"required": False, "allow_null": True}
     seats = _only_when_empty("seated event types (seats in a booking)")
-    private_links = _only_when_empty("private (hashed) booking links")
     routing = _only_when_empty("round-robin hosts, routing forms and CRM contact owners")
     cosmetic = {
         "noEmail": serializers.BooleanField(**flag),
@@ -286,7 +285,7 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
         "dub_id": serializers.CharField(**nullable_text),
         "creationSource": serializers.CharField(**text),
         "verificationCode": serializers.CharField(**text),
-        "reservedSlotUid": serializers.CharField(**text),
+        "hasHashedBookingLink": serializers.BooleanField(**flag),  # `hashedLink` says which link
         "rescheduledBy": serializers.EmailField(required=False, max_length=254),
         "_shouldServeCache": serializers.BooleanField(**flag),
         "_isDryRun": DryRunField(**flag),
@@ -304,8 +303,6 @@ def _v1_fields_without_effect() -> dict[str, serializers.Field]:
         "seatReferenceUid": serializers.CharField(**text, validators=[seats]),
         "bookingUid": serializers.CharField(**text, validators=[seats]),
         "seatsPerTimeSlot": serializers.IntegerField(**number, validators=[seats]),
-        "hasHashedBookingLink": serializers.BooleanField(**flag, validators=[private_links]),
-        "hashedLink": serializers.CharField(**nullable_text, validators=[private_links]),
         "luckyUsers": serializers.ListField(child=serializers.IntegerField(), required=False, validators=[routing]),
         "routedTeamMemberIds": serializers.ListField(
             child=serializers.IntegerField(), required=False, allow_null=True, validators=[routing]
@@ -349,6 +346,10 @@ class RecurringDateSerializer(ApiSerializer):
     end = InstantField(required=False, allow_null=True)
 
 
+# An id of something the booking uses (a reservation, a private link): empty or null means none.
+OPTIONAL_ID = {"max_length": 64, "required": False, "allow_blank": True, "allow_null": True}
+
+
 class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     """Cal.com v1's booking body. The attendee is `name`/`email` at the top level or, as later v1
     clients send it, inside `responses`; the two shapes are equivalent and the top level wins.
@@ -387,6 +388,16 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     sms_reminder_number = SmsNumberField()
     reschedule_uid = serializers.CharField(
         max_length=64, required=False, help_text="Book a new time for this booking (see docs/scheduling.md)."
+    )
+    reserved_slot_uid = serializers.CharField(
+        **OPTIONAL_ID,
+        help_text="The booker's slot reservation holding this slot (v2's `reservationUid`): the booking takes the "
+        "held slot and frees it. A uid naming no reservation frees nothing.",
+    )
+    hashed_link = serializers.CharField(
+        **OPTIONAL_ID,
+        help_text="A private link of the event type (its `linkId`): books it even when hidden, and counts one "
+        "use of a usage-based link. Unknown, expired or used up: a 400.",
     )
     reschedule_reason = serializers.CharField(required=False, allow_blank=True, max_length=5000)
     recurring_count = serializers.IntegerField(
@@ -431,6 +442,12 @@ class BookingCreateSerializer(LocationAndNotesMixin, ApiSerializer):
     def validate(self, attrs):
         for name in V1_FIELDS_WITHOUT_EFFECT:
             attrs.pop(name, None)
+        link = attrs.pop("hashed_link", None)
+        if link:
+            attrs["private_link"] = link
+        reservation = attrs.pop("reserved_slot_uid", None)
+        if reservation:
+            attrs["reservation_uid"] = reservation
         for name in ("event_type_slug", "user_id"):
             if attrs.get(name) in (None, ""):
                 attrs.pop(name, None)

@@ -5,21 +5,26 @@ version's answer; the sequence in between lives here only:
 
 1. the booking being replaced (`rescheduleUid`), among those the caller sees (404 otherwise);
 2. the event type, by id or by slug with its owner's username or its team's slug, among those the
-   caller may book (`EventTypeNotFound` otherwise), and the checks of the names sent beside it;
-3. a series (a count of occurrences, or one occurrence of a series named by its dates) or a single
+   caller may book (`EventTypeNotFound` otherwise), or the one a private link opens (`hashedLink`),
+   and the checks of the names sent beside it;
+3. the caller's slot reservation (`reservationUid`), freed in the booking's transaction when it
+   holds the slot booked;
+4. a series (a count of occurrences, or one occurrence of a series named by its dates) or a single
    booking: `scheduling.services.recurring` or `scheduling.services.bookings.booking_create`.
 
 A field means the same in every version. A field that asks for something this service does not
 do is refused by name (400) in every version that knows it (`refuse_unsupported`)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.db import transaction
 
 from accounts.models import User
 from core.exceptions import NotFound
+from holds.services import reservation_release_for_booking
 from scheduling.models import Booking, EventType
 from scheduling.selectors.bookings import booking_by_uid
 from scheduling.selectors.event_types import event_type_bookable, event_type_by_slug
@@ -83,6 +88,12 @@ class BookingRequest:
     recurring_event_id: str | None = None
     all_recurring_dates: list[datetime] | None = None
     current_recurring_index: int | None = None
+    # A private link of the event type (Cal.com v1's `hashedLink`): it opens a hidden event type to
+    # whoever has it, and counts one use when the booking is written (`private_link_use`).
+    private_link: str | None = None
+    # A slot reservation of the booker's (Cal.com v2's `reservationUid`): when it holds this very
+    # slot, it no longer blocks this booking and is freed in the booking's transaction.
+    reservation_uid: str | None = None
     # What a request of a recurring event type that names no count means: v1 refuses it (400 on
     # `recurringCount`), v2 books the event type's whole count, as Cal.com's v2 does.
     whole_series_by_default: bool = False
@@ -124,6 +135,17 @@ class BookingResult:
         return self.bookings[0]
 
 
+# (*, link_id) -> the id of the event type the private link `link_id` opens, counting one use of
+# it in the caller's transaction; a link unknown, expired or used up is a 400 on `hashedLink`.
+# Private links sit above this app: their app provides this when Django starts (private_links.apps).
+_private_link_use: Callable[..., int] | None = None
+
+
+def provide_private_links(use: Callable[..., int]) -> None:
+    global _private_link_use
+    _private_link_use = use
+
+
 def refuse_unsupported(sent: dict[str, object]) -> None:
     """The fields of `sent` (wire name → value) that ask for something this service does not do:
     a 400 naming each one sent with a value other than "nothing" (None, False, an empty string)."""
@@ -160,6 +182,11 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
             booking=request.booking, start=request.start, end=request.end, reschedule_reason=request.reschedule_reason
         )
         return BookingResult([moved])
+    with transaction.atomic():  # a booking refused keeps the reservation and the private link's uses
+        return _book(request)
+
+
+def _book(request: BookingRequest) -> BookingResult:
     reschedule = None
     if request.reschedule_uid is not None:
         reschedule = booking_by_uid(user=request.actor, uid=request.reschedule_uid)
@@ -186,6 +213,10 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
         "custom_inputs": request.custom_inputs,
         "sms_reminder_number": request.sms_reminder_number,
     }
+    if request.reservation_uid:
+        reservation_release_for_booking(
+            uid=request.reservation_uid, event_type_id=event_type.pk, slot_start=request.start
+        )
     series = _series(request, event_type=event_type, rescheduling=reschedule is not None, fields=fields)
     if series is not None:
         return series
@@ -196,6 +227,8 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
 
 
 def _event_type(request: BookingRequest) -> EventType:
+    if request.private_link:
+        return _event_type_of_link(request)
     event_type = event_type_named(
         actor=request.actor,
         event_type_id=request.event_type_id,
@@ -205,6 +238,19 @@ def _event_type(request: BookingRequest) -> EventType:
     )
     if request.event_type_id is not None:
         booking_request_check(actor=request.actor, event_type=event_type, event_type_slug=request.event_type_slug)
+    return event_type
+
+
+def _event_type_of_link(request: BookingRequest) -> EventType:
+    """The event type a private link opens, hidden or not, used once more; the event type the
+    request names beside it must be that one."""
+    if _private_link_use is None:
+        raise ImproperlyConfigured("No private links: the private_links app provides them when Django starts.")
+    event_type_id = _private_link_use(link_id=request.private_link)
+    if request.event_type_id is not None and request.event_type_id != event_type_id:
+        raise ValidationError({"hashedLink": f"This link is for another event type than {request.event_type_id}."})
+    event_type = event_type_bookable(user=request.actor, event_type_id=event_type_id, through_private_link=True)
+    booking_request_check(actor=request.actor, event_type=event_type, event_type_slug=request.event_type_slug)
     return event_type
 
 

@@ -1,6 +1,7 @@
 """Slot reservations (Cal.com v2's `/slots/reservations`): a short hold on a slot that GET /slots
 offers, during which that time of the host is busy for everyone (slots and bookings alike, the
-reserver included: free the hold, or let it expire, before booking the time)."""
+reserver included, unless the booking names the reservation: `reservationUid`, which frees it in
+the booking's transaction, scheduling.services.booking_requests)."""
 
 from datetime import datetime, timedelta
 

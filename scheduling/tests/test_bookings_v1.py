@@ -228,6 +228,7 @@ def test_top_level_name_and_email_win_over_responses(api_client, key, event_type
         ("end", None),
         # What Cal.com's booker sends by default for the fields accepted only empty.
         ("hasHashedBookingLink", False),
+        ("hasHashedBookingLink", True),  # only `hashedLink` names a link
         ("hashedLink", None),
         ("hashedLink", ""),
         ("seatReferenceUid", ""),
@@ -268,8 +269,7 @@ def test_v1_fields_without_effect_are_accepted_and_change_nothing(api_client, ke
         ("seatReferenceUid", "seat-1"),
         ("bookingUid", "abc"),
         ("seatsPerTimeSlot", 4),
-        ("hasHashedBookingLink", True),
-        ("hashedLink", "a1b2c3"),
+        ("hashedLink", "a1b2c3"),  # no private link has this id
         ("luckyUsers", [1]),
         ("routedTeamMemberIds", [1, 2]),
         ("routingFormResponseId", 5),
