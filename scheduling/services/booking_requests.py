@@ -182,8 +182,12 @@ def booking_request(request: BookingRequest | RescheduleRequest | CancelRequest)
             booking=request.booking, start=request.start, end=request.end, reschedule_reason=request.reschedule_reason
         )
         return BookingResult([moved])
-    with transaction.atomic():  # a booking refused keeps the reservation and the private link's uses
-        return _book(request)
+    if request.reservation_uid or request.private_link:
+        # A booking refused keeps the reservation and the private link's uses. Without either, the
+        # booking's own transaction (`booking_create`, a series') is the whole write: no savepoint.
+        with transaction.atomic():
+            return _book(request)
+    return _book(request)
 
 
 def _book(request: BookingRequest) -> BookingResult:
