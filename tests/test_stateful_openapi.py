@@ -6,7 +6,7 @@ The flows are the bookings' (create, get, update, reschedule, cancel). Bookings 
 free slot, which a generator does not find by chance: before each `POST /v1/bookings` the test puts
 the next free slot of the caller's event type in the body (the rest of the flow is generated), so
 that successful bookings, and what follows them, are checked.
-Bounded for `make test` (STATEFUL_EXAMPLES, default 12 flows of up to 5 steps), derandomized: the
+Bounded for `make test` (STATEFUL_EXAMPLES, default 10 flows of up to 5 steps), derandomized: the
 flows depend on the document, so the default leaves room above the fewest that follow a link to a
 created booking with today's document (8 before the booking body took `hashedLink` and
 `reservedSlotUid`).
@@ -30,7 +30,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory
 
-EXAMPLES = int(os.environ.get("STATEFUL_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("STATEFUL_EXAMPLES", "10"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
