@@ -78,10 +78,11 @@ def booking_visibility(user: User, *, narrow: bool = False) -> AnyBranch:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
     to those they may decide on.
 
-    Branches read apart (core.readpath.branches): the bookings they organise, those of each event
-    type they own or whose team they run (read first: a few), and those whose attendees have
-    their address. Each branch repeats the list's filters, order and end, and reads an index in
-    the list's order (`booking_organizer_order`, `booking_event_type_order`, the primary key), so
+    Branches read apart (core.readpath.branches): the bookings they organise (read first, they
+    bound the others), those of each event type they own or whose team they run (one lateral
+    branch over their ids), and those whose attendees have their address. Each branch repeats the
+    list's filters, order and end, and reads an index in the list's order (the organizer's and the
+    event type's indexes of each order a list offers, `Booking.Meta.indexes`; the primary key), so
     a page reads its rows and stops, for an organizer of a million bookings as for one of a
     thousand; the page is the first rows of the branches' union. An OR of the branches let
     PostgreSQL choose one plan for all of them: a scan of the list's order that skipped every
