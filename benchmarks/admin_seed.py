@@ -91,7 +91,7 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
         booking=booking, name="Seed Guest 0", email="guest-0@example.net", time_zone="UTC"
     )
     payment = Payment.objects.create(
-        booking=booking, uid="pay_seed_0", external_id="ch_seed_0", amount=5000, currency="usd"
+        booking=booking, organizer=user, uid="pay_seed_0", external_id="ch_seed_0", amount=5000, currency="usd"
     )
     webhook = Webhook.objects.create(user=user, subscriber_url="https://hooks.example.org/seed/0", event_triggers=[])
     delivery = WebhookDelivery.objects.create(
@@ -203,6 +203,10 @@ def seed(sizes: dict[str, int], *, members_per_team: int = MEMBERS_PER_TEAM) -> 
                 "uid": "'pay_' || md5('p' || g)",
                 "external_id": "'ch_' || md5('c' || g)",
                 "booking_id": "bookings[1 + (g - 1) % array_length(bookings, 1)]",
+                "organizer_id": (
+                    f"(SELECT organizer_id FROM {connection.ops.quote_name(Booking._meta.db_table)} "
+                    "WHERE id = bookings[1 + (g - 1) % array_length(bookings, 1)])"
+                ),
                 "amount": "100 + g % 100000",
                 "fee": "g % 300",
                 "currency": f"({currencies})[1 + g % {len(CURRENCIES)}]",

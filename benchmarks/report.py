@@ -125,6 +125,16 @@ def table(results: dict, meta: dict) -> str:
                 results["booking_create_keyed_pair"],
             ),
         ]
+    if "booking_create_nomail_pair" in results:
+        lines += [
+            "",
+            pair_cost(
+                "The booking's e-mails (the messages' rows written in its transaction, sent by the worker)",
+                "POST /v1/bookings",
+                results["booking_create_nomail_pair"],
+                results["booking_create_nomail"],
+            ),
+        ]
     lines += ["", f"![Ratio of each endpoint to its F_db and to F_static]({CHART})"]
     return "\n".join(lines)
 

@@ -394,6 +394,16 @@ def targets(seeded: dict) -> tuple[Target, list[Target], list[Target]]:
             keyed=True,
         ),
         Target(
+            "booking_create_nomail",
+            "POST /v1/bookings with mail off",
+            "/bench/nomail/bookings",
+            None,
+            method="POST",
+            bodies=str(booking_bodies),
+            creates=True,
+            pair="booking_create",
+        ),
+        Target(
             "schedule_noauth",
             "GET /v1/schedules/{id} without authentication",
             f"/bench/noauth/schedules/{schedule_id}",

@@ -159,6 +159,7 @@ def seed(*, stdout=sys.stdout) -> dict:
                 uid=f"pay_bench_{index:04d}",
                 app=stripe,
                 booking=booking_rows[index],
+                organizer_id=booking_rows[index].organizer_id,
                 amount=5000,
                 fee=175,
                 currency="usd",

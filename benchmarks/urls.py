@@ -4,12 +4,15 @@ Mounted by `config.settings_bench` only (its ROOT_URLCONF); `config.urls` never 
 """
 
 from django.urls import include, path
+from drf_spectacular.utils import extend_schema
 from rest_framework.authentication import BaseAuthentication
 
 from benchmarks import floors
 from config.urls import handler404, handler500  # noqa: F401 - the same error handlers as production
 from core.authentication import Credential
 from core.scopes import all_scopes
+from notifications.conf import overridden
+from scheduling.views.bookings import BookingViewSet
 from scheduling.views.schedules import ScheduleViewSet
 
 
@@ -31,6 +34,16 @@ class ScheduleWithoutAuthentication(ScheduleViewSet):
     authentication_classes = [FixedUserAuthentication]
 
 
+class BookingsWithoutMail(BookingViewSet):
+    """`POST /v1/bookings` with no e-mail written (`POST /bench/nomail/bookings`): what mail costs a
+    booking, against the same request with it."""
+
+    @extend_schema(exclude=True)  # the same operation as POST /v1/bookings, which the document describes
+    def create(self, request, *args, **kwargs):
+        with overridden(ENABLED=False):
+            return super().create(request, *args, **kwargs)
+
+
 bench_urls = [
     path("static", floors.static),
     path("db/me", floors.db_me),
@@ -43,6 +56,7 @@ bench_urls = [
     path("db/schedules-create", floors.db_schedule_create),
     path("db/bookings-create", floors.db_booking_create),
     path("noauth/schedules/<str:pk>", ScheduleWithoutAuthentication.as_view({"get": "retrieve"})),
+    path("nomail/bookings", BookingsWithoutMail.as_view({"post": "create"})),
 ]
 
 urlpatterns = [

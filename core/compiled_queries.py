@@ -201,6 +201,14 @@ class CompiledValues:
             for index, (converters, expression) in found.items()
         ]
 
+    def without_suffix(self, suffix: str) -> "CompiledValues | None":
+        """This statement without `suffix` at the end of its text (a clause with no parameters),
+        or None if its text does not end with it."""
+        if not self.sql.endswith(suffix):
+            return None
+        self.sql = self.sql[: -len(suffix)]
+        return self
+
     def rows(self, **values) -> list:
         """The rows for these values of the parameters; one query."""
         return self.run(self.sql, _values(self.params, self._slots, values))

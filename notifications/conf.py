@@ -1,6 +1,9 @@
 """One accessor for the app's knobs (`settings.NOTIFICATIONS`), read at call time so that tests can
 override them with the `settings` fixture."""
 
+import contextlib
+from contextvars import ContextVar
+
 from django.conf import settings
 
 DEFAULTS = {
@@ -31,8 +34,26 @@ DEFAULTS = {
 }
 
 
+# Settings overridden for the code running in this context (`overridden`), over NOTIFICATIONS.
+_overrides: ContextVar[dict | None] = ContextVar("notification_overrides", default=None)
+
+
 def notification_setting(name: str):
+    overrides = _overrides.get()
+    if overrides and name in overrides:
+        return overrides[name]
     return {**DEFAULTS, **getattr(settings, "NOTIFICATIONS", {})}[name]
+
+
+@contextlib.contextmanager
+def overridden(**values):
+    """NOTIFICATIONS' `values` (by name) for the code run inside, in this thread or task only (the
+    benchmarks' booking with mail off: `ENABLED=False`)."""
+    token = _overrides.set({**(_overrides.get() or {}), **values})
+    try:
+        yield
+    finally:
+        _overrides.reset(token)
 
 
 def mail_domain() -> str:

@@ -294,8 +294,15 @@ def _change_key(invitation: Invitation, change: str) -> str:
 
 
 def _event_type_settings(booking) -> EventTypeNotifications | None:
+    """The booking's event type's mail settings: those read with the event type when it was (a new
+    booking's, `event_type_bookable`), else one query."""
     if booking.event_type_id is None:
         return None
+    event_type = booking._state.fields_cache.get("event_type")
+    if event_type is not None and event_type.pk == booking.event_type_id:
+        settings = type(event_type).notification_settings.related
+        if settings.is_cached(event_type):
+            return settings.get_cached_value(event_type)
     return EventTypeNotifications.objects.filter(event_type_id=booking.event_type_id).first()
 
 

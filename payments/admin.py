@@ -40,7 +40,7 @@ def format_money(amount: int, currency: str) -> str:
 class PaymentAdmin(ScaledAdminMixin, admin.ModelAdmin):
     # Seven narrow columns, so that the list fits a 1400 px window beside its filters: the booking uid
     # never wraps, the payment uid is shortened (in full on hover, on the payment's page and in search).
-    list_display = ("short_uid", "booking_uid", "organizer", "amount_with_fee", "state", "app", "created_short")
+    list_display = ("short_uid", "booking_uid", "organizer_email", "amount_with_fee", "state", "app", "created_short")
     list_display_links = ("short_uid",)
     list_filter = (
         "success",
@@ -66,7 +66,7 @@ class PaymentAdmin(ScaledAdminMixin, admin.ModelAdmin):
     fields = (
         "uid",
         "booking",
-        "organizer",
+        "organizer_email",
         "app",
         "amount_display",
         "fee_display",
@@ -123,7 +123,7 @@ class PaymentAdmin(ScaledAdminMixin, admin.ModelAdmin):
         return f"{timezone.localtime(payment.created_at):%Y-%m-%d %H:%M}"
 
     @admin.display(description="organizer", ordering="booking__organizer__email")
-    def organizer(self, payment):
+    def organizer_email(self, payment):
         return payment.booking.organizer.email
 
     @admin.display(description="amount", ordering="amount")

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -13,6 +14,10 @@ class Payment(models.Model):
     uid = models.CharField(max_length=64, unique=True)
     app = models.ForeignKey("core.App", null=True, blank=True, on_delete=models.SET_NULL, related_name="payments")
     booking = models.ForeignKey("scheduling.Booking", on_delete=models.CASCADE, related_name="payments")
+    # The booking's organizer, kept with the payment (written with it, and again when a booking is
+    # handed to another host): an organizer's payments are read along their own index
+    # (`payment_organizer_order`), not found among everyone's by their bookings.
+    organizer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     amount = models.PositiveIntegerField()
     fee = models.PositiveIntegerField(default=0)
     currency = models.CharField(max_length=3)
@@ -31,6 +36,7 @@ class Payment(models.Model):
             models.CheckConstraint(condition=Q(refunded=False) | Q(success=True), name="payment_refund_needs_success"),
         ]
         indexes = [
+            models.Index(fields=["organizer", "id"], name="payment_organizer_order"),
             models.Index(fields=["success"], name="payment_success"),
             models.Index(fields=["refunded"], name="payment_refunded"),
             models.Index(fields=["currency"], name="payment_currency"),

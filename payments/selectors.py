@@ -18,10 +18,12 @@ def payment_list(
     Payments are never written over the API: GETs read this queryset as rows (core.readpath), one
     query with its joins."""
     queryset = Payment.objects.select_related("app", "booking")
+    # By the payment's own copy of its booking's organizer: read along `payment_organizer_order`,
+    # an organizer's payments cost what they are, however many bookings they have without one.
     if not user.is_system_admin:
-        queryset = queryset.filter(booking__organizer=user)
+        queryset = queryset.filter(organizer=user)
     if user_ids is not None:
-        queryset = queryset.filter(booking__organizer_id__in=user_ids)
+        queryset = queryset.filter(organizer_id__in=user_ids)
     if booking_id is not None:
         queryset = queryset.filter(booking_id=booking_id)
     if success is not None:

@@ -239,10 +239,19 @@ class Booking(models.Model):
         ]
         indexes = [
             models.Index(fields=["organizer", "start_time"], name="booking_organizer_start"),
-            # A visibility branch in a list's order (scheduling.selectors.bookings.booking_visibility).
+            # A visibility branch in each order a list offers (scheduling.selectors.bookings.
+            # booking_visibility): by id, v1's `sortBy` (created, updated), v2's sorts (start, end,
+            # created), the id last (rows alike in the order's column, as a bulk import's, are read
+            # in the list's order too); the organizer's start is `booking_organizer_start` above.
             models.Index(fields=["organizer", "id"], name="booking_organizer_order"),
             models.Index(fields=["event_type", "id"], name="booking_event_type_order"),
             models.Index(fields=["event_type", "start_time"], name="booking_event_type_start"),
+            models.Index(fields=["organizer", "end_time", "id"], name="booking_organizer_end"),
+            models.Index(fields=["event_type", "end_time", "id"], name="booking_event_type_end"),
+            models.Index(fields=["organizer", "created_at", "id"], name="booking_organizer_created"),
+            models.Index(fields=["event_type", "created_at", "id"], name="booking_event_type_created"),
+            models.Index(fields=["organizer", "updated_at", "id"], name="booking_organizer_updated"),
+            models.Index(fields=["event_type", "updated_at", "id"], name="booking_event_type_updated"),
             models.Index(fields=["status"], name="booking_status"),
             models.Index(fields=["start_time"], name="booking_start"),
             models.Index(fields=["end_time"], name="booking_end"),

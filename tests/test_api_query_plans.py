@@ -14,14 +14,15 @@ from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
-from accounts.models import UserRole
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.models import MembershipRole, UserRole
+from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
 from benchmarks.scale_seed import give_bookings, give_rows, seed_scale
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking
-from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from scheduling.tests.factories import BookingFactory, EventTypeFactory, TeamEventTypeFactory
 from tests.support.credentials import bearer
 from tests.support.query_plans import (
     captured_reads,
@@ -129,8 +130,23 @@ def test_no_hot_query_of_the_api_scans_a_large_table(api_client):
 # organizer's clones lie in the coming three days, read once as organised and once as of their
 # event type).
 BUSY_ROWS = 40_000
+# The event types the busy organizer runs (their bookings spread over them), and those of a team
+# whose owner organises none of its TEAM_ROWS bookings.
+MANY_EVENT_TYPES = 200
+TEAM_ROWS = 20_000
 PAGE_READ_MAX = 5_000
 COUNT_BOUND = 2_000
+
+
+def spread_over(organizer_id: int, event_type_ids: list[int]) -> None:
+    """The organizer's bookings spread in turn over these event types (seven at a time, so that
+    each has bookings of every status)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE scheduling_booking SET event_type_id = (%s::bigint[])[1 + id / 7 %% %s] WHERE organizer_id = %s",
+            [event_type_ids, len(event_type_ids), organizer_id],
+        )
+        cursor.execute("ANALYZE scheduling_booking")
 
 
 def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
@@ -139,17 +155,33 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
     small = UserFactory(username="plans-small", email="plans-small@example.com")
     administrator = UserFactory(username="plans-admin", email="plans-admin@example.com", role=UserRole.ADMIN)
     event_type = EventTypeFactory(owner=busy, length=30)
-    BookingFactory(organizer=busy, event_type=event_type, start_time=timezone.now() + timedelta(days=3))
+    busy_booking = BookingFactory(organizer=busy, event_type=event_type, start_time=timezone.now() + timedelta(days=3))
     small_booking = BookingFactory(organizer=small, start_time=timezone.now() + timedelta(days=3))
     payment = PaymentFactory(booking=small_booking)
     delivery = WebhookDeliveryFactory(webhook=WebhookFactory(user=small))
+    # A caller who runs a team of many event types and organises none of its bookings: a host does.
+    runner, host = UserFactory(username="plans-runner"), UserFactory(username="plans-host")
+    team = TeamFactory()
+    MembershipFactory(user=runner, team=team, role=MembershipRole.OWNER)
+    team_types = TeamEventTypeFactory.create_batch(MANY_EVENT_TYPES, team=team)
+    BookingFactory(organizer=host, event_type=team_types[0], start_time=timezone.now() + timedelta(days=4))
     seed_scale(BOOKINGS)
     give_rows(booking=small_booking, payment=payment, delivery=delivery, bookings=OWN_ROWS, deliveries=0)
     give_bookings(organizer_id=busy.pk, bookings=BUSY_ROWS, guests=BUSY_ROWS // 50)
+    give_bookings(organizer_id=host.pk, bookings=TEAM_ROWS, guests=TEAM_ROWS // 50)
+    # The busy organizer runs many event types too, their bookings spread over them.
+    busy_types = [event_type, *EventTypeFactory.create_batch(MANY_EVENT_TYPES - 1, owner=busy)]
+    spread_over(busy.pk, [kind.pk for kind in busy_types])
+    spread_over(host.pk, [kind.pk for kind in team_types])
+    # A few payments among the busy organizer's many bookings, beside everyone else's.
+    for booking in Booking.objects.filter(organizer=busy).order_by("id")[:3]:
+        PaymentFactory(booking=booking)
+    PaymentFactory(booking=busy_booking)
     prefer_ssd_costs()
 
     keys = {name: ApiKeyFactory(user=user).raw_key for name, user in (("busy", busy), ("small", small))}
     keys["admin"] = ApiKeyFactory(user=administrator).raw_key
+    keys["runner"] = ApiKeyFactory(user=runner).raw_key
     window = Booking.objects.filter(organizer=busy).order_by("start_time")[BUSY_ROWS // 2].start_time
     window_query = urlencode({"dateFrom": window.isoformat(), "dateTo": (window + timedelta(hours=6)).isoformat()})
     lists = [
@@ -159,6 +191,14 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
         ("busy", "/v1/bookings?take=100&status=upcoming"),
         ("busy", f"/v1/bookings?take=100&eventTypeId={event_type.pk}"),
         ("busy", f"/v1/bookings?take=100&{window_query}"),
+        ("busy", "/v1/bookings?take=100&sortBy=createdAt"),
+        ("busy", "/v1/bookings?take=100&sortBy=createdAt&order=desc"),
+        ("busy", "/v1/bookings?take=100&sortBy=updatedAt&order=desc"),
+        ("busy", "/v1/bookings?take=100&sortBy=updatedAt&status=cancelled"),
+        ("busy", "/v1/payments?take=100"),
+        ("runner", "/v1/bookings?take=100"),
+        ("runner", "/v1/bookings?take=100&sortBy=createdAt&order=desc"),
+        ("runner", "/v1/bookings?take=100&status=cancelled"),
         ("small", "/v1/bookings?take=100"),
         ("admin", f"/v1/bookings?take=100&userId={busy.pk}"),
     ]
@@ -173,6 +213,10 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
             reads.append((f"{caller} {deep}", queries_of(api_client, deep, **bearer(keys[caller]))))
     v2 = {"HTTP_CAL_API_VERSION": "2024-08-13", **bearer(keys["busy"])}
     reads.append(("busy /v2/bookings", queries_of(api_client, "/v2/bookings?take=100", **v2)))
+    for sort in ("sortStart=desc", "sortEnd=asc", "sortEnd=desc", "sortCreated=desc"):
+        reads.append((f"busy /v2/bookings?{sort}", queries_of(api_client, f"/v2/bookings?take=100&{sort}", **v2)))
+    runner_v2 = {"HTTP_CAL_API_VERSION": "2024-08-13", **bearer(keys["runner"])}
+    reads.append(("runner /v2/bookings", queries_of(api_client, "/v2/bookings?take=100", **runner_v2)))
     cursor_mode = {"HTTP_CAL_API_VERSION": "2026-05-01", **bearer(keys["busy"])}
     reads.append(("busy /v2/bookings (cursor)", queries_of(api_client, "/v2/bookings?limit=100", **cursor_mode)))
 
@@ -182,13 +226,14 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
             if "scheduling_booking" not in sql:
                 continue
             assert 'ARRAY(SELECT "scheduling_booking"' not in sql, f"{label}\n{sql}"
-            read, plan = rows_read(sql, params, "scheduling_booking")
-            checked += 1
             # A page reads its rows (and what its filter skips near them). The COUNT of its total
             # stops after COUNT_EXACT_MAX + 1 rows of each of its three branches (organised, of
             # the caller's event types, attended) and of the rows it counts.
             allowed = 4 * (COUNT_BOUND + 1) if sql.startswith("SELECT COUNT(*)") else PAGE_READ_MAX
-            if read > allowed:
-                too_many.append(f"{label}: {read:,} booking rows read\n{sql}\n{outline(plan)}")
-    assert checked >= 20
+            for table in ("scheduling_booking", "payments_payment"):
+                read, plan = rows_read(sql, params, table)
+                checked += 1
+                if read > allowed:
+                    too_many.append(f"{label}: {read:,} rows of {table} read\n{sql}\n{outline(plan)}")
+    assert checked >= 60
     assert not too_many, "\n\n".join(too_many)

@@ -23,7 +23,7 @@ into its branches (elsewhere it is a ValueError when the query is compiled).
 from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import BooleanField, Q, Value
+from django.db.models import BooleanField, F, Q, Value
 from django.db.models.expressions import Expression
 from django.db.models.lookups import Exact
 from django.db.models.sql import Query
@@ -45,6 +45,23 @@ class Branch:
     along: str
 
 
+@dataclass(frozen=True)
+class Each:
+    """The rows whose `along` is one of `values` (integers), as a branch per value in one: for each
+    value, its rows read along the index on (`along`, the list's order) and stopping at the page's
+    end (a lateral join over the array of values, so the statement is the same for any number of
+    them). A first look at each value's first rows bounds them all (`AnyBranch`): a caller who runs
+    200 event types reads about a page of their rows, not 200 pages, and none sorted whole."""
+
+    along: str
+    values: tuple
+    output_field: object
+
+    @property
+    def condition(self) -> Q:
+        return one_of(self.along, list(self.values), self.output_field)
+
+
 def one_of(name: str, values: list, output_field) -> Q:
     """`name = ANY(values)` as an array parameter: a condition PostgreSQL keeps as such."""
     return Q(AnyOf(name, Value(list(values), output_field=ArrayField(output_field))))
@@ -57,7 +74,7 @@ class AnyBranch(Expression):
 
     conditional = True
 
-    def __init__(self, branches: list[Q | Branch], unordered: list[Q | Branch] | None = None):
+    def __init__(self, branches: list[Q | Branch | Each], unordered: list[Q | Branch | Each] | None = None):
         super().__init__(output_field=BooleanField())
         self.branches = list(branches)
         self.unordered = list(unordered) if unordered is not None else self.branches
@@ -69,50 +86,210 @@ class AnyBranch(Expression):
         outer = compiler.query
         meta = outer.get_meta()
         order = _plain_order(outer)
-        branches = self.branches if order and outer.high_mark is not None else self.unordered
+        end = outer.high_mark
+        branches = self.branches if order and end is not None else self.unordered
         if not branches:
             return "FALSE", ()
         others = _other_conditions(outer.where)
-        if outer.high_mark is None:
-            order = None  # no end: the branches' union whole, in no order
-        columns = [meta.pk.name, *(name for name, _ in order or () if name != meta.pk.name)]
-        parts, params = [], []
-        for branch in branches:
-            inner = outer.chain(klass=Query)
-            inner.explain_info = None  # an EXPLAIN of the query explains it whole, branches included
-            inner.where = others.clone()
-            condition, along = (branch.condition, branch.along) if isinstance(branch, Branch) else (branch, None)
-            inner.add_q(condition)
-            if order and along:
-                # The branch's index order: its column first (one value, so the same rows in the same
-                # order), which only that index gives without a sort.
-                first = "-" if order[0][1] else ""
-                inner.clear_ordering(force=True)
-                inner.add_ordering(f"{first}{along}", *(f"{'-' if desc else ''}{name}" for name, desc in order))
-            inner.select_related = False
-            inner.clear_select_clause()
-            inner.add_fields(columns)
-            inner.clear_limits()
-            if outer.high_mark is not None:
-                inner.set_limits(high=outer.high_mark)
-            sql, branch_params = inner.get_compiler(connection=connection).as_sql()
-            parts.append(f"({sql})")
-            params.extend(branch_params)
         quote = connection.ops.quote_name
         column = f"{compiler.quote_name_unless_alias(outer.get_initial_alias())}.{quote(meta.pk.column)}"
-        if outer.high_mark is None:
-            return f"{column} IN ({' UNION ALL '.join(parts)})", tuple(params)
-        if not order:
-            ids = " UNION ALL ".join(parts)
-        else:
-            # The page's rows among the branches' (each row once: UNION).
-            by = ", ".join(f"{quote(meta.get_field(name).column)}{' DESC' if desc else ''}" for name, desc in order)
-            ids = f"SELECT {quote(meta.pk.column)} FROM ({' UNION '.join(parts)}) AS branches ORDER BY {by}"
-            ids += f" LIMIT {int(outer.high_mark)}"
-        # Gathered first (an InitPlan), at most the query's end per branch: the query then reads its
-        # rows by primary key from them, whatever the planner guesses of its other conditions (left
-        # to choose, it read every booking that starts after now and merged them with the ids).
-        return f"{column} = ANY(ARRAY({ids}))", tuple(params)
+        if end is None or not order:
+            # No end: the branches' union whole; no order: each branch up to the end, in no order.
+            parts, params = [], []
+            for branch in branches:
+                condition = branch.condition if isinstance(branch, (Branch, Each)) else branch
+                sql, branch_params = _branch_sql(outer, others, condition, None, None, [meta.pk.name], None, connection)
+                parts.append(f"({sql})" if end is None else f"({sql} LIMIT %s)")
+                params.extend(branch_params if end is None else (*branch_params, int(end)))
+            if end is None:
+                return f"{column} IN ({' UNION ALL '.join(parts)})", tuple(params)
+            return f"{column} = ANY(ARRAY({' UNION ALL '.join(parts)}))", tuple(params)
+        end = int(end)
+        columns = [meta.pk.name, *(name for name, _ in order if name != meta.pk.name)]
+        multiple = len(branches) > 1 or any(isinstance(branch, Each) for branch in branches)
+        bound = _bound_of(meta, order) if multiple else None
+        by = ", ".join(f"{quote(meta.get_field(name).column)}{' DESC' if desc else ''}" for name, desc in order)
+        pk = quote(meta.pk.column)
+        # The end is a parameter throughout: the statement's text is the same for every page.
+        parts, params, samples = [], [], []
+        for index, branch in enumerate(branches):
+            sql, branch_params = _read(outer, others, branch, order, columns, bound if index else None, connection)
+            parts.append(f"({sql})")
+            params.append((*branch_params, end))
+            if bound is not None and isinstance(branch, Each) and branch.values:
+                # A first look: each value's first rows, as many in all as the page's end. Their
+                # row at the page's end (if they hold that many) bounds every branch too.
+                sample, sample_params = _read(outer, others, branch, order, columns, None, connection)
+                samples.append((f"({sample})", (*sample_params, -(-end // len(branch.values)))))
+        if bound is None:
+            ids = f"SELECT {pk} FROM ({' UNION '.join(parts)}) AS branches ORDER BY {by} LIMIT %s"
+            all_params = [param for part in params for param in part]
+            # Gathered first (an InitPlan), at most the query's end per branch: the query then reads
+            # its rows by primary key from them, whatever the planner guesses of its other conditions
+            # (left to choose, it read every booking that starts after now and merged them).
+            return f"{column} = ANY(ARRAY({ids}))", (*all_params, end)
+        # The first branch is read first, and its row at the page's end bounds the others: no row
+        # past it in the list's order can be among the page's, so every other branch reads from its
+        # index only the rows up to there (and at most the page's end of them).
+        ctes = [f"{FIRST} AS MATERIALIZED {parts[0]}"]
+        cte_params = list(params[0])
+        selected = ", ".join(quote(name) for name in bound.columns)
+        ends = [f"(SELECT {selected} FROM {FIRST} ORDER BY {by} OFFSET %s LIMIT 1)"]
+        for number, (sample, sample_params) in enumerate(samples):
+            # Looked at only when the first branch ends before the page's end (it bounds no one).
+            unbounded = f"NOT EXISTS (SELECT FROM {FIRST} OFFSET %s)"
+            ctes.append(f"{SAMPLE}{number} AS MATERIALIZED (SELECT * FROM {sample} AS sample WHERE {unbounded})")
+            cte_params.extend((*sample_params, end - 1))
+            ends.append(f"(SELECT {selected} FROM {SAMPLE}{number} ORDER BY {by} OFFSET %s LIMIT 1)")
+        # The nearest of the ends found (none: no bound).
+        ctes.append(f"{BOUND} AS (SELECT * FROM ({' UNION ALL '.join(ends)}) AS ends ORDER BY {by} LIMIT 1)")
+        cte_params.extend([end - 1] * len(ends))
+        union = " UNION ".join([f"(SELECT * FROM {FIRST})", *parts[1:]])
+        ids = f"WITH {', '.join(ctes)} SELECT {pk} FROM ({union}) AS branches ORDER BY {by} LIMIT %s"
+        rest = [param for part in params[1:] for param in part]
+        return f"{column} = ANY(ARRAY({ids}))", (*cte_params, *rest, end)
+
+
+# The names of the first branch's rows, of each first look (`Each`) and of the bound in the statement.
+FIRST, SAMPLE, BOUND = "branch_first", "branch_sample_", "branch_bound"
+# The name of the values an `Each` branch runs over, and of its rows.
+VALUES, ROWS = "branch_values", "branch_rows"
+
+
+def _read(outer, others, branch, order, columns, bound, connection) -> tuple[str, list]:
+    """The statement of one branch in the list's order, ending with `LIMIT %s` (its last parameter
+    left to the caller)."""
+    if isinstance(branch, Each):
+        condition = Q(_IsValue(branch.along))
+        sql, params = _branch_sql(outer, others, condition, branch.along, order, columns, bound, connection)
+        unnest = f"unnest(%s::bigint[]) AS {VALUES}(value)"
+        sql = f"SELECT {ROWS}.* FROM {unnest} CROSS JOIN LATERAL ({sql} LIMIT %s) AS {ROWS}"
+        return sql, [list(branch.values), *params]
+    condition, along = (branch.condition, branch.along) if isinstance(branch, Branch) else (branch, None)
+    sql, params = _branch_sql(outer, others, condition, along, order, columns, bound, connection)
+    return f"{sql} LIMIT %s", list(params)
+
+
+class _IsValue(Expression):
+    """`column = branch_values.value`: the row holds the value an `Each` branch is at."""
+
+    conditional = True
+
+    def __init__(self, name: str, column=None):
+        super().__init__(output_field=BooleanField())
+        self.name, self.column = name, column
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        return _IsValue(self.name, F(self.name).resolve_expression(query, *args, **kwargs))
+
+    def as_sql(self, compiler, connection):
+        column_sql, column_params = compiler.compile(self.column)
+        return f"{column_sql} = {VALUES}.value", tuple(column_params)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """The columns of a list's order (all, when they go the same way; else the first), by which
+    the branches after the first are bounded."""
+
+    names: tuple
+    columns: tuple
+    descending: bool
+    beyond: tuple  # the SQL of a value past every other of each, in the order's direction
+
+
+# Values past every other of a type, each way (ascending, descending).
+_BEYOND = {
+    "DateTimeField": ("'infinity'::timestamptz", "'-infinity'::timestamptz"),
+    "DateField": ("'infinity'::date", "'-infinity'::date"),
+    **{
+        kind: ("9223372036854775807", "(-9223372036854775807 - 1)")
+        for kind in (
+            "AutoField",
+            "BigAutoField",
+            "SmallAutoField",
+            "IntegerField",
+            "BigIntegerField",
+            "SmallIntegerField",
+            "PositiveIntegerField",
+            "PositiveBigIntegerField",
+            "PositiveSmallIntegerField",
+        )
+    },
+}
+
+
+def _bound_of(meta, order: list[tuple[str, bool]] | None) -> _Bound | None:
+    """The bound of the order's columns, if the first has one (a column never NULL, of a type with
+    values past every other): all of them when they go the same way and each has one (rows alike
+    in the first, as a bulk import's, are bounded too), else the first alone."""
+    if not order:
+        return None
+    found = []
+    for name, descending in order:
+        field = meta.get_field(name)
+        beyond = _BEYOND.get(field.get_internal_type())
+        if beyond is None or field.null or descending != order[0][1]:
+            break
+        found.append((name, field.column, beyond[descending]))
+    if not found:
+        return None
+    if len(found) < len(order):
+        found = found[:1]
+    names, columns, beyond = zip(*found, strict=True)
+    return _Bound(names, columns, order[0][1], beyond)
+
+
+class _UpToBound(Expression):
+    """The row is not past the bound in the list's order: `(a, b) <= (bound's a, bound's b)`, a
+    row comparison that the branch's index reads as a range."""
+
+    conditional = True
+
+    def __init__(self, bound: _Bound, columns=None):
+        super().__init__(output_field=BooleanField())
+        self.bound, self.columns = bound, columns
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        columns = [F(name).resolve_expression(query, *args, **kwargs) for name in self.bound.names]
+        return _UpToBound(self.bound, columns)
+
+    def as_sql(self, compiler, connection):
+        quote = connection.ops.quote_name
+        compiled = [compiler.compile(column) for column in self.columns]
+        left = ", ".join(sql for sql, _ in compiled)
+        right = ", ".join(
+            f"COALESCE((SELECT {quote(column)} FROM {BOUND}), {beyond})"
+            for column, beyond in zip(self.bound.columns, self.bound.beyond, strict=True)
+        )
+        operator = ">=" if self.bound.descending else "<="
+        params = tuple(param for _, column_params in compiled for param in column_params)
+        if len(compiled) == 1:
+            return f"{left} {operator} {right}", params
+        return f"({left}) {operator} ({right})", params
+
+
+def _branch_sql(outer: Query, others: WhereNode, condition: Q, along, order, columns, bound, connection):
+    """One branch's statement: the query's other conditions and the branch's `condition`, in the
+    query's order led by the branch's index column `along` (if both are given), selecting
+    `columns`; with no LIMIT."""
+    inner = outer.chain(klass=Query)
+    inner.explain_info = None  # an EXPLAIN of the query explains it whole, branches included
+    inner.where = others.clone()
+    inner.add_q(condition)
+    if bound is not None:
+        inner.add_q(Q(_UpToBound(bound)))
+    if order and along:
+        # The branch's index order: its column first (one value, so the same rows in the same
+        # order), which only that index gives without a sort.
+        first = "-" if order[0][1] else ""
+        inner.clear_ordering(force=True)
+        inner.add_ordering(f"{first}{along}", *(f"{'-' if desc else ''}{name}" for name, desc in order))
+    inner.select_related = False
+    inner.clear_select_clause()
+    inner.add_fields(columns)
+    inner.clear_limits()
+    return inner.get_compiler(connection=connection).as_sql()
 
 
 def _plain_order(query: Query) -> list[tuple[str, bool]] | None:

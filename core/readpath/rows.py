@@ -46,6 +46,7 @@ from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
 from core.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
+from core.readpath.branches import holds_branches
 from core.readpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
 
 
@@ -244,12 +245,20 @@ class _Node:
         kept = self.pages.get(shape)
         if kept is not MISSING:
             return kept
+        # A rule of branches is compiled against the query's slice (core.readpath.branches): its
+        # statement is compiled sliced, and the slice the ORM wrote at its end is cut off.
+        sliced = holds_branches(queryset.query.where)
         unsliced = queryset._chain()
-        unsliced.query.clear_limits()
+        if not sliced:
+            unsliced.query.clear_limits()
         try:
             statement = CompiledValues(unsliced.values_list(*self.lookups))
         except (EmptyResultSet, FullResultSet):
             statement = None
+        if statement is not None and sliced:
+            query = queryset.query
+            suffix = " " + connections[queryset.db].ops.limit_offset_sql(query.low_mark, query.high_mark)
+            statement = statement.without_suffix(suffix)
         if statement is not None and not same_params(statement.params, shape.params):
             statement = None
         self.pages.put(shape, statement)

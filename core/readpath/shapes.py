@@ -12,8 +12,10 @@ the same. So:
   counts), the WHERE clause's SQL, the order and whether the query is sliced. Its values are the
   WHERE clause's parameters, as the ORM compiles them, and the slice as two more parameters
   (`LIMIT %s OFFSET %s`).
-- A WHERE clause holding a condition compiled against its query's slice (core.readpath.branches)
-  has no shape: the ORM compiles it on every request.
+- A WHERE clause holding a visibility rule of branches (core.readpath.branches) is compiled
+  against its query's order and slice, and its text depends only on them (the order is in the key,
+  and so is whether the query has an end; the end itself is one of its parameters), so it is a
+  shape like any other; its statement is compiled with the slice, which is then cut off.
 - The first request of a shape compiles the statement through the ORM as before and keeps it only
   if the ORM's parameters are exactly the WHERE clause's (each of the same type and equal). Any
   other shape (an annotation, `extra()`, `distinct()`, a union, an expression in the order, a
@@ -29,8 +31,6 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.sql import Query
-
-from core.readpath.branches import holds_branches
 
 # The Query attributes a shape may set (its key covers them); every other attribute must hold
 # what a new Query holds, so a queryset this module does not know is never taken for a shape.
@@ -75,7 +75,7 @@ def shape_of(queryset: QuerySet) -> Shape | None:
     low, high = query.low_mark, query.high_mark
     if queryset._fields is not None or (high is None and low) or not _only_keyed(query):
         return None
-    if not all(type(part) is str for part in query.order_by) or _per_query(query.where):
+    if not all(type(part) is str for part in query.order_by):
         return None
     try:
         where_sql, where_params = query.get_compiler(using=queryset.db).compile(query.where)
@@ -88,12 +88,6 @@ def shape_of(queryset: QuerySet) -> Shape | None:
     limit = () if high is None else (high - low, low) if low else (high - low,)
     order = (query.order_by, query.default_ordering, query.standard_ordering)
     return Shape((query.model, queryset.db, joins, where_sql, order, len(limit)), tuple(where_params), limit)
-
-
-def _per_query(where) -> bool:
-    """Whether the WHERE clause holds a condition whose SQL depends on the query it is compiled in
-    (core.readpath.branches), which no statement kept for a shape can stand for."""
-    return holds_branches(where)
 
 
 def _only_keyed(query: Query) -> bool:

@@ -4,12 +4,12 @@ in every order, with any offset and filter, and each row once when it is in seve
 from datetime import timedelta
 
 import pytest
-from django.db.models import Q
+from django.db.models import BigIntegerField, Q
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.readpath.branches import AnyBranch
-from scheduling.models import Booking, BookingStatus
+from core.readpath.branches import AnyBranch, Branch, Each, one_of
+from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 
 pytestmark = pytest.mark.django_db
@@ -42,29 +42,69 @@ def rows():
     return branches
 
 
+@pytest.fixture
+def indexed(rows):
+    """The same rule as `rows`, in the branches a visibility rule uses: the organizer along its
+    index (read first, it bounds the others), each of several event types, the attendees' rows."""
+    caller = Booking.objects.filter(rows[0]).first().organizer
+    mine = EventType.objects.get(owner=caller)
+    unused = EventTypeFactory(owner=caller)  # no bookings: a value of `Each` with no rows
+    key = BigIntegerField()
+    return [
+        Branch(one_of("organizer_id", [caller.pk], key), along="organizer_id"),
+        Each("event_type_id", (mine.pk, unused.pk), key),
+        Q(pk__in=Booking.objects.filter(rows[2]).values("pk")),
+    ]
+
+
 ORDERS = [("id",), ("-id",), ("start_time", "id"), ("-created_at", "-id")]
 
 
-@pytest.mark.parametrize("order", ORDERS)
-@pytest.mark.parametrize("status", [None, BookingStatus.CANCELLED])
-def test_every_slice_is_the_or_of_the_branches(rows, order, status):
-    branches = rows
-    plain = Booking.objects.filter(pk__in=Booking.objects.filter(branches[0] | branches[1] | branches[2]).values("pk"))
-    branched = Booking.objects.filter(
-        AnyBranch(branches[:2] + [Q(pk__in=Booking.objects.filter(branches[2]).values("pk"))])
-    )
+def or_and_branches(rows, rule, order, status):
+    """The bookings of `rule` in `order` (with `status`, if given), and the ids of one OR of
+    `rows`' branches in that order, which they must be."""
+    plain = Booking.objects.filter(pk__in=Booking.objects.filter(rows[0] | rows[1] | rows[2]).values("pk"))
+    branched = Booking.objects.filter(rule)
     if status is not None:
         plain, branched = plain.filter(status=status), branched.filter(status=status)
     plain, branched = plain.order_by(*order), branched.order_by(*order)
     expected = list(plain.values_list("pk", flat=True))
     assert len(expected) >= 3
     assert list(branched.values_list("pk", flat=True)) == expected
+    return branched, expected
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("status", [None, BookingStatus.CANCELLED])
+def test_every_slice_is_the_or_of_the_branches(rows, order, status):
+    rule = AnyBranch(rows[:2] + [Q(pk__in=Booking.objects.filter(rows[2]).values("pk"))])
+    branched, expected = or_and_branches(rows, rule, order, status)
     for start in range(len(expected)):
         for size in (1, 2, 5):
             assert list(branched[start : start + size].values_list("pk", flat=True)) == expected[start : start + size]
     assert branched[:3].count() == len(expected[:3])
     assert branched.order_by()[:100].count() == len(expected)
     assert branched.count() == len(expected)
+
+
+ALL_ORDERS = [*ORDERS, ("-start_time", "-id"), ("created_at", "id"), ("-updated_at", "-id"), ("end_time", "id")]
+
+
+@pytest.mark.parametrize("order", ALL_ORDERS)
+@pytest.mark.parametrize("status", [None, BookingStatus.CANCELLED])
+def test_indexed_branches_answer_the_same_and_each_page_in_one_text(rows, indexed, order, status):
+    branched, expected = or_and_branches(rows, AnyBranch(indexed), order, status)
+    texts = set()
+    for start in range(len(expected)):
+        for size in (1, 2, 5):
+            page = branched[start : start + size]
+            assert list(page.values_list("pk", flat=True)) == expected[start : start + size]
+            sql, params = page.query.sql_with_params()
+            # The page's end is a parameter: one statement for every page of the same offset kind.
+            texts.add((sql.removesuffix(f" OFFSET {start}").removesuffix(f" LIMIT {size}"), start > 0))
+            assert start + size in params
+    assert len(texts) == 2
+    assert branched.order_by()[:100].count() == len(expected)
 
 
 def test_it_must_be_anded_with_the_other_conditions(rows):

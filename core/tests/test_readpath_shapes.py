@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
+from core.compiled_queries import CompiledValues
 from core.readpath import read_rows
 from core.readpath.rows import row_iterable
 from core.readpath.shapes import MAX_SHAPES, Shape, counted_once, same_params, shape_of
@@ -120,25 +121,23 @@ def test_the_kept_count_is_the_orms_count_for_each_callers_values(two_organizers
     assert all(sql.startswith('SELECT COUNT(*) AS "__count"') for sql in sent)
 
 
-def test_a_query_compiled_against_its_slice_keeps_no_statement(two_organizers):
-    """The bookings' visibility (core.readpath.branches) repeats the page's end in its branches: no
-    statement is kept for it, and each count and page is the ORM's own."""
+def test_a_rule_of_branches_is_one_statement_for_every_page(two_organizers):
+    """The bookings' visibility (core.readpath.branches) holds the page's end as a parameter: one
+    statement is kept for its shape, and every page and count it answers is the ORM's."""
     first, second = two_organizers
     for caller in (first, second):
         for statuses, expected in ((None, 5), (["ACCEPTED"], 5), (["CANCELLED"], 0)):
             visible = booking_list(user=caller, statuses=statuses)
-            assert shape_of(visible) is None and shape_of(visible[:2]) is None
+            assert shape_of(visible[:2]) is not None
+            assert shape_of(visible[:2]).key == shape_of(visible[:4]).key != shape_of(visible[1:4]).key
             rows = read_rows(visible, BookingSerializer)
-            assert (
-                rows.count()
-                == expected
-                == Booking.objects.filter(organizer=caller, status__in=statuses or ["ACCEPTED"]).count()
-            )
-            assert pks(rows[:2]) == list(
-                Booking.objects.filter(organizer=caller, status__in=statuses or ["ACCEPTED"])
-                .order_by("pk")
-                .values_list("pk", flat=True)[:2]
-            )
+            own = Booking.objects.filter(organizer=caller, status__in=statuses or ["ACCEPTED"]).order_by("pk")
+            assert rows.count() == expected == own.count()
+            ids = list(own.values_list("pk", flat=True))
+            for start, stop in ((0, 2), (0, 4), (1, 3), (2, 5), (0, 1)):
+                assert pks(rows[start:stop]) == ids[start:stop]
+            node = rows._iterable_class.node
+            assert isinstance(node.pages.get(shape_of(rows[:2])), CompiledValues)  # kept, used by the pages after
 
 
 def test_a_query_the_module_does_not_know_has_no_shape(two_organizers):

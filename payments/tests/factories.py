@@ -12,6 +12,7 @@ class PaymentFactory(factory.django.DjangoModelFactory):
     uid = factory.Sequence(lambda n: f"pay_{n:08d}")
     app = factory.SubFactory(AppFactory)
     booking = factory.SubFactory(BookingFactory)
+    organizer = factory.LazyAttribute(lambda payment: payment.booking.organizer)
     amount = 5000
     fee = 175
     currency = "usd"

@@ -6,12 +6,12 @@ detail view, every change (edit, confirm or reject, reschedule, cancel) and `res
 this one rule, so whoever receives a booking's webhook events (the organizer's, the event type's
 and the team's webhooks, `webhooks.selectors.booking_webhooks`) may also open the booking."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import Membership, MembershipRole, User
-from core.readpath.branches import AnyBranch, Branch, one_of
+from core.readpath.branches import AnyBranch, Branch, Each, one_of
 from scheduling.models import Attendee, Booking, BookingHost, EventType
 
 
@@ -41,7 +41,13 @@ def booking_list(
     if user_ids is not None:
         queryset = queryset.filter(organizer_id__in=user_ids)
     if not user.is_system_admin:
-        queryset = queryset.filter(booking_visibility(user))
+        # An attendee's address or a series holds few rows whatever the caller's size: the rule
+        # need not read each event type apart for them.
+        # Nor a window of at most NARROW_WINDOW between a start and an end.
+        window = after_start_time is not None and before_end_time is not None
+        narrow = bool(attendee_emails) or recurring_event_id is not None
+        narrow = narrow or (window and before_end_time - after_start_time <= NARROW_WINDOW)
+        queryset = queryset.filter(booking_visibility(user, narrow=narrow))
     if statuses:
         queryset = queryset.filter(status__in=statuses)
     if event_type_ids:
@@ -63,14 +69,20 @@ def booking_list(
     return queryset.order_by(*order_by)
 
 
-def booking_visibility(user: User) -> AnyBranch:
+# A window between a start and an end this long holds few of a caller's bookings: read from the
+# start-time indexes, not along each event type's order.
+NARROW_WINDOW = timedelta(days=31)
+
+
+def booking_visibility(user: User, *, narrow: bool = False) -> AnyBranch:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
     to those they may decide on.
 
-    Branches read apart (core.readpath.branches): the bookings they organise, those of each event
-    type they own or whose team they run (read first: a few), and those whose attendees have
-    their address. Each branch repeats the list's filters, order and end, and reads an index in
-    the list's order (`booking_organizer_order`, `booking_event_type_order`, the primary key), so
+    Branches read apart (core.readpath.branches): the bookings they organise (read first, they
+    bound the others), those of each event type they own or whose team they run (one lateral
+    branch over their ids), and those whose attendees have their address. Each branch repeats the
+    list's filters, order and end, and reads an index in the list's order (the organizer's and the
+    event type's indexes of each order a list offers, `Booking.Meta.indexes`; the primary key), so
     a page reads its rows and stops, for an organizer of a million bookings as for one of a
     thousand; the page is the first rows of the branches' union. An OR of the branches let
     PostgreSQL choose one plan for all of them: a scan of the list's order that skipped every
@@ -82,19 +94,14 @@ def booking_visibility(user: User) -> AnyBranch:
     # Team bookings they attend as a host without organizing them.
     hosted = Q(pk__in=BookingHost.objects.filter(user_id=user.pk).values("booking_id"))
     event_type_ids = _event_types_run_by(user)
-    of_event_types = [Q(event_type_id__in=event_type_ids)] if event_type_ids else []
-    if len(event_type_ids) <= EVENT_TYPE_BRANCHES:
-        each = [Branch(one_of("event_type_id", [pk], key), along="event_type_id") for pk in event_type_ids]
-        branches = [organised, *each, attended, hosted]
-    else:
-        branches = [organised, *of_event_types, attended, hosted]
-    # A COUNT (no order) needs no branch per event type: one of them all stops at its bound as well.
-    return AnyBranch(branches, unordered=[Q(organizer_id=user.pk), *of_event_types, attended, hosted])
-
-
-# Up to this many event types a caller runs, each is a branch of its own (read in the list's order
-# from its index); beyond, one branch of them all, whose rows are sorted.
-EVENT_TYPE_BRANCHES = 50
+    # A COUNT (no order), or a list whose other filters are `narrow` (they select few rows of the
+    # table), needs no branch per event type: one of them all stops at its bound as well.
+    of_event_types = [one_of("event_type_id", event_type_ids, key)] if event_type_ids else []
+    # Read first, the bookings they organise bound the other branches (core.readpath.branches).
+    each = [Each("event_type_id", tuple(event_type_ids), key)] if event_type_ids and not narrow else of_event_types
+    return AnyBranch(
+        [organised, *each, attended, hosted], unordered=[Q(organizer_id=user.pk), *of_event_types, attended, hosted]
+    )
 
 
 def _event_types_run_by(user: User) -> list[int]:

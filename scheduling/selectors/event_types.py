@@ -65,10 +65,11 @@ def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
     building it on every call cost many times more CPU than PostgreSQL takes to answer it
     (docs/benchmarks.md, "Profiling and what changed"). It reads what slots and bookings read next:
     the owner with their default schedule (the schedule of an event type without one of its own),
-    the event type's own schedule and that schedule's user (a team event type's host). The team is
-    not read: bookings and slots need its id only."""
+    the event type's own schedule and that schedule's user (a team event type's host), and its
+    mail settings (a booking's e-mails, notifications.outbox). The team is not read: bookings and
+    slots need its id only."""
     queryset = (
-        EventType.objects.select_related("owner__default_schedule", "schedule__user")
+        EventType.objects.select_related("owner__default_schedule", "schedule__user", "notification_settings")
         .filter(pk=Parameter("event_type_id", EventType._meta.pk))
         .order_by()  # one row: no ORDER BY (the model's ordering), as `.get()` would do
     )

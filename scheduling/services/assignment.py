@@ -25,6 +25,7 @@ from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
 from core.loaded import record_loaded
+from payments.models import Payment
 from scheduling.models import Booking, BookingHost, BookingStatus, EventType, SchedulingType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
@@ -202,6 +203,8 @@ def booking_reassign(
     if reason:
         booking.metadata = {**booking.metadata, "reassignReason": reason}
     booking.save(update_fields=["organizer", "metadata", "updated_at"])
+    # A payment keeps its booking's organizer (payments.models.Payment.organizer).
+    Payment.objects.filter(booking_id=booking.pk).update(organizer_id=booking.organizer_id)
     webhooks = booking_webhooks(booking)
     subscribed = subscribed_to(WebhookTrigger.BOOKING_REASSIGNED, webhooks)
     if subscribed:

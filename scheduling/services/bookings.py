@@ -333,6 +333,7 @@ def _payment_initiate(
         uid=uuid.uuid4().hex,
         app=app,
         booking_id=booking.pk,
+        organizer_id=booking.organizer_id,
         amount=event_type.price,
         currency=event_type.currency,
         success=False,

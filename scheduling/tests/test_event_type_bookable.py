@@ -97,7 +97,8 @@ def test_a_system_admin_may_book_any_event_type(make):
 def test_the_bookable_lookup_is_the_orms_query_with_the_visibility_rule(caller):
     """The rule is written once (`_visible_filter`): the lookup's SQL is what the ORM writes for it
     (an expression's placeholder in parentheses)."""
-    queryset = EventType.objects.select_related("owner__default_schedule", "schedule__user").filter(pk=12345).order_by()
+    related = ("owner__default_schedule", "schedule__user", "notification_settings")
+    queryset = EventType.objects.select_related(*related).filter(pk=12345).order_by()
 
     for system_admin, rule in ((False, event_types._visible_filter(caller) | Q(hidden=False)), (True, Q())):
         sql, _ = queryset.filter(rule).query.sql_with_params()

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from core.exceptions import Conflict
+from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking, BookingHost
 from scheduling.selectors.hosts import TeamHost
 from scheduling.services.assignment import round_robin_choice
@@ -240,6 +241,8 @@ def test_reassign_to_a_named_host_and_to_the_next_free_one(api_client, round_rob
     webhook = WebhookFactory(user=None, team=round_robin.team, event_triggers=[WebhookTrigger.BOOKING_REASSIGNED])
     booking = book(round_robin, next_monday() + timedelta(hours=9))
     assert booking.organizer == first
+    payment = PaymentFactory(booking=booking)
+    assert payment.organizer == first
     key = ApiKeyFactory(user=admin).raw_key
     version = {"HTTP_CAL_API_VERSION": "2024-08-13"}
     response = api_client.post(
@@ -257,6 +260,10 @@ def test_reassign_to_a_named_host_and_to_the_next_free_one(api_client, round_rob
     booking.refresh_from_db()
     assert booking.organizer == third
     assert booking.metadata["reassignReason"] == "Speaks German"
+    # The payment follows its booking to the new organizer's payments (and leaves the old one's).
+    third_key, first_key = ApiKeyFactory(user=third).raw_key, ApiKeyFactory(user=first).raw_key
+    assert [row["id"] for row in api_client.get("/v1/payments", **bearer(third_key)).json()["payments"]] == [payment.pk]
+    assert api_client.get("/v1/payments", **bearer(first_key)).json()["payments"] == []
     payload = WebhookDelivery.objects.get(webhook=webhook, trigger_event="BOOKING_REASSIGNED").payload
     assert payload["organizer"]["id"] == third.pk
     automatic = api_client.post(f"/v2/bookings/{booking.uid}/reassign", **version, **bearer(key))

@@ -168,6 +168,7 @@ class Command(BaseCommand):
                     defaults={
                         "uid": payment_uid,
                         "app": stripe,
+                        "organizer_id": booking.organizer_id,
                         "amount": event_type.price,
                         "fee": 175,
                         "currency": event_type.currency,
