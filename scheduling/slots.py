@@ -20,6 +20,7 @@ rule still yields 09:00 local on every day, since each day's window is converted
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,14 @@ from zoneinfo import ZoneInfo
 MIDNIGHT = time(0, 0)
 # Cal.com (and people) write "until 23:59" for "until the end of the day".
 END_OF_DAY = time(23, 59)
+
+
+@functools.cache
+def zone_named(name: str) -> ZoneInfo:
+    """The zone `name`, kept for the process: `ZoneInfo` keeps only the eight zones used last (and
+    those still referenced), so a team with hosts in more zones read each zone's file again on
+    every request. The names are the IANA database's, a few hundred at most."""
+    return ZoneInfo(name)
 
 
 UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -220,7 +229,7 @@ def instant_of(seconds: int) -> datetime:
 def available_window_seconds(request: SlotRequest) -> list[tuple[int, int]]:
     """`available_windows` as whole seconds since the Unix epoch, each day's windows built by
     `_windows_for_day_seconds` (by arithmetic alone on a day without a DST change)."""
-    zone = ZoneInfo(request.time_zone)
+    zone = zone_named(request.time_zone)
     local_days = LocalDays(zone)
     overrides_by_date: dict[date, list[DateOverride]] = {}
     for override in request.overrides:
@@ -276,7 +285,7 @@ def free_slot_seconds_on_days(
     come from `wall_to_instant`, lengths and buffers are minutes), so an integer grid is exact; a
     booking's or `now`'s fraction of a second is rounded towards "busy". Each window's grid is cut
     into the stretches no busy period touches, and each stretch is added as one `range`."""
-    zone = ZoneInfo(request.time_zone)
+    zone = zone_named(request.time_zone)
     if local_days is None:
         local_days = LocalDays(zone)
     wanted = sorted(set(days))
@@ -372,13 +381,22 @@ UTC_ZONE_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal",
 
 def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
     """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}`, days and offsets in `time_zone`."""
-    zone = ZoneInfo(time_zone)
+    zone = zone_named(time_zone)
+    return _grouped((slot.astimezone(zone) for slot in slots), time_zone)
+
+
+def group_seconds_by_day(slots: Iterable[int], time_zone: str) -> dict[str, list[dict[str, str]]]:
+    """`group_by_day` of starts given as whole seconds since the Unix epoch."""
+    zone = zone_named(time_zone)
+    return _grouped((datetime.fromtimestamp(slot, zone) for slot in slots), time_zone)
+
+
+def _grouped(local_times: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
     zulu = time_zone in UTC_ZONE_NAMES
     grouped: dict[str, list[dict[str, str]]] = {}
-    for slot in slots:
-        local = slot.astimezone(zone)
+    for local in local_times:
         text = local.isoformat()
         if zulu:
             text = text.removesuffix("+00:00") + "Z"
-        grouped.setdefault(local.date().isoformat(), []).append({"time": text})
+        grouped.setdefault(text[:10], []).append({"time": text})  # the local date: YYYY-MM-DD
     return grouped

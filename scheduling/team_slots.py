@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scheduling.slots import Refused, _epoch_seconds_up, instant_of
+from scheduling.slots import Refused, _epoch_seconds_up, epoch_seconds, instant_of
 
 Windows = list[tuple[datetime, datetime]]
 Seconds = list[tuple[int, int]]
@@ -93,18 +93,26 @@ def group_slots(group: list[HostTimes], rules: SlotRules) -> list[int]:
     return slots
 
 
-def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[datetime, list[int]]:
-    """`{start: [free host ids]}` in start order. `hosts` pairs each host's times with whether the
-    host is fixed (every host of a collective event type is). The ids listed are the round-robin
-    hosts free at that start, or, when every host is fixed, all of them."""
+def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[int, list[int]]:
+    """`{start: [free host ids]}` in start order, each start as whole seconds since the Unix epoch
+    (`free_at` looks an instant up). `hosts` pairs each host's times with whether the host is fixed
+    (every host of a collective event type is). The ids listed are the round-robin hosts free at
+    that start, or, when every host is fixed, all of them."""
     fixed = [times for times, is_fixed in hosts if is_fixed]
     rotating = [times for times, is_fixed in hosts if not is_fixed]
     if not rotating:
         everyone = [times.user_id for times in fixed]
-        return {instant_of(start): list(everyone) for start in group_slots(fixed, rules)}
+        return {start: list(everyone) for start in group_slots(fixed, rules)}
     free: defaultdict[int, list[int]] = defaultdict(list)
     for host in rotating:
         user_id = host.user_id
         for start in group_slots([*fixed, host], rules):
             free[start].append(user_id)
-    return {instant_of(start): free[start] for start in sorted(free)}
+    return {start: free[start] for start in sorted(free)}
+
+
+def free_at(free: dict[int, list[int]], start: datetime) -> list[int]:
+    """The hosts `team_slots` finds free at exactly the instant `start` (none off the grid, which
+    runs on whole seconds)."""
+    seconds = epoch_seconds(start)
+    return free.get(seconds, []) if instant_of(seconds) == start else []

@@ -16,8 +16,8 @@ from scheduling.selectors.slots import (
     rows_for_each,
     rules_of_rows,
 )
-from scheduling.slots import SlotRequest, available_window_seconds, group_by_day
-from scheduling.team_slots import HostTimes, SlotRules, team_slots
+from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
+from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots
 
 
 def _margin(event_type: EventType) -> timedelta:
@@ -111,10 +111,11 @@ def team_free_hosts(
     exclude_booking_id: int | None = None,
     hosts: list[TeamHost] | None = None,
     lock: bool = False,
-) -> dict[datetime, list[int]]:
-    """`{start: [ids of the hosts free then]}` for the starts offered in [range_start, range_end):
-    the round-robin hosts free at each start, or every host when all of them attend. `lock`: every
-    host's lock is taken before their busy time is read (`hosts_times`)."""
+) -> dict[int, list[int]]:
+    """`{start: [ids of the hosts free then]}` for the starts offered in [range_start, range_end)
+    (whole seconds since the Unix epoch, `scheduling.team_slots.team_slots`): the round-robin hosts
+    free at each start, or every host when all of them attend. `lock`: every host's lock is taken
+    before their busy time is read (`hosts_times`)."""
     if hosts is None:
         hosts = team_hosts(event_type)
     rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
@@ -143,7 +144,7 @@ def team_slot_hosts(
         hosts=hosts,
         lock=lock,
     )
-    return free.get(start, [])
+    return free_at(free, start)
 
 
 def team_available_slots(
@@ -163,7 +164,7 @@ def team_available_slots(
         now=now,
         exclude_booking_id=exclude_booking_id,
     )
-    return group_by_day(free, time_zone)
+    return group_seconds_by_day(free, time_zone)
 
 
 def _person(user) -> dict:
@@ -203,8 +204,8 @@ def slots_with_hosts(
         exclude_booking_id=exclude_booking_id,
         hosts=hosts,
     )
-    grouped = group_by_day(free, time_zone)
-    # `group_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
+    grouped = group_seconds_by_day(free, time_zone)
+    # `group_seconds_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
     free_hosts = iter(free.values())
     return {
         day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]

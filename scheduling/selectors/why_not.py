@@ -19,7 +19,7 @@ from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.slots import _busy_query, event_type_host, event_type_schedule
 from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
-from scheduling.team_slots import HostTimes, team_slots
+from scheduling.team_slots import HostTimes, free_at, team_slots
 
 RULES = ("schedule", "booking", "buffer", "calendar", "notice", "interval", "limit")
 
@@ -69,7 +69,8 @@ def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
     if team_hosted:
         hosts = team_hosts(event_type)
         times = hosts_times(hosts=hosts, rules=rules, margin=margin)
-        offered = start in team_slots([(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules)
+        free = team_slots([(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules)
+        offered = bool(free_at(free, start))
     else:
         user = event_type_host(event_type)
         schedule = event_type_schedule(event_type)
