@@ -137,6 +137,14 @@ bench-noisy-neighbour: venv-dev ## Healthy webhooks' lag next to slow subscriber
 bench-slots: venv-dev ## CPU of one GET /slots at the input limits next to a typical schedule (seconds)
 	$(BIN)/python -m benchmarks.slots
 
+.PHONY: bench-teams
+# Slots of a round-robin event type with 10 hosts against one host's, and a team booking against a
+# personal one, in one process, interleaved (statements and median ms). (Re)creates
+# BENCH_TEAMS_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_teams; its name
+# must contain "bench"). About a minute; needs PostgreSQL and Redis.
+bench-teams: venv-dev ## A team event type's slots and bookings against one host's (about a minute)
+	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.teams
+
 .PHONY: bench-admin
 # The back office on an empty and a production-sized database side by side (docs/benchmarks.md):
 # (re)creates BENCH_ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/sched_bench_admin;

@@ -126,7 +126,7 @@ def _team_once(rules, length, days, hosts: int):
     with the same weekly rules in their own zone, after their windows are built, as GET /slots
     does once it has read each host's rows and bookings."""
     from core.renderers import ORJSONRenderer
-    from scheduling.slots import SlotRequest, available_windows, group_by_day
+    from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
     from scheduling.team_slots import HostTimes, SlotRules, team_slots
 
     start = datetime(2027, 1, 4, tzinfo=UTC)
@@ -153,9 +153,9 @@ def _team_once(rules, length, days, hosts: int):
             range_end=end,
             now=start - timedelta(days=1),
         )
-        times.append((HostTimes(user_id=index, windows=available_windows(request), busy=[]), False))
+        times.append((HostTimes(user_id=index, windows=available_window_seconds(request), busy=[]), False))
     free = team_slots(times, rules_of_team)
-    body = ORJSONRenderer().render({"slots": group_by_day(free, "Europe/Berlin")})
+    body = ORJSONRenderer().render({"slots": group_seconds_by_day(free, "Europe/Berlin")})
     return clock.process_time() - began, len(free), len(body)
 
 

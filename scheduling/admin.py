@@ -4,22 +4,28 @@ Schedules and their availability are written through `scheduling.services.schedu
 the owner's default schedule right); bookings change state only through the booking services'
 actions (which emit the webhook events). Event types are written through
 `scheduling.services.event_types`, as an operator (`actor=None`): team roles do not apply to staff,
-the event type's own rules (one owner, a slug unique per owner, its schedule) do.
+the event type's own rules (one owner, a slug unique per owner, its schedule) do. A team event
+type's hosts (an inline) and its scheduling type are written through `scheduling.services.hosts`,
+with the API's rules (a host is an accepted member of the team, hosts need a scheduling type).
 """
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from django.forms.models import BaseInlineFormSet
 
 from core.admin import ServiceRefusalAdminMixin, adopt_saved
 from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin, SearchField, autocomplete_filter
 from core.exceptions import ApplicationError
 from payments.admin import format_money
-from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
+from scheduling.models import Attendee, Availability, Booking, EventType, Host, Schedule
+from scheduling.services.assignment import booking_team_members
 from scheduling.services.bookings import booking_cancel, booking_confirm, booking_reject
 from scheduling.services.event_types import EDITABLE_FIELDS, event_type_create, event_type_delete, event_type_update
+from scheduling.services.hosts import event_type_hosts_set, host_memberships
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
 WEEKDAY_CHOICES = [
@@ -153,10 +159,100 @@ class ScheduleAdmin(ScaledAdminMixin, admin.ModelAdmin):
         return schedule.rule_count
 
 
+# Cal.com v2's names of a host's priorities.
+PRIORITY_CHOICES = [(0, "lowest"), (1, "low"), (2, "medium"), (3, "high"), (4, "highest")]
+HOST_SETTINGS = ("scheduling_type", "assign_all_team_members")
+
+
+class LoadedUserAutocomplete(AutocompleteSelect):
+    """The admin's autocomplete, rendering a row's user from the row (the inline reads the rows with
+    their users) rather than reading it again: Django's reads the selected user once per row."""
+
+    loaded: dict[str, object] = {}
+
+    def optgroups(self, name, value, attr=None):
+        selected = [str(each) for each in value if str(each) not in self.choices.field.empty_values]
+        if not selected or any(each not in self.loaded for each in selected):
+            return super().optgroups(name, value, attr)
+        options = [] if self.is_required else [self.create_option(name, "", "", False, 0)]
+        for each in selected:
+            label = self.choices.field.label_from_instance(self.loaded[each])
+            options.append(self.create_option(name, self.loaded[each].pk, label, set(selected), len(options)))
+        return [(None, options, 0)]
+
+
+class HostForm(forms.ModelForm):
+    priority = forms.TypedChoiceField(choices=PRIORITY_CHOICES, coerce=int, initial=2)
+
+    class Meta:
+        model = Host
+        fields = ["user", "is_fixed", "priority", "weight"]
+        labels = {"is_fixed": "fixed (mandatory)"}
+        help_texts = {"is_fixed": "A round-robin host who attends every booking (every host of a collective one does)."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        widget = getattr(self.fields["user"].widget, "widget", None)  # inside the admin's wrapper
+        if isinstance(widget, LoadedUserAutocomplete) and self.instance.user_id is not None:
+            widget.loaded = {str(self.instance.user_id): self.instance.user}
+
+
+class HostFormSet(BaseInlineFormSet):
+    """The rows kept; each host must be an accepted member of the event type's team, once
+    (`host_memberships`, the API's check), shown next to the row's user."""
+
+    def rows(self) -> list[forms.Form]:
+        return [
+            form
+            for form in self.forms
+            if form.cleaned_data and not self._should_delete_form(form) and form.cleaned_data.get("user")
+        ]
+
+    def clean(self):
+        super().clean()
+        rows = self.rows()
+        if not rows:
+            return
+        team_id = self.instance.team_id
+        if team_id is None:
+            raise ValidationError("Only a team event type has hosts.")
+        _, problems = host_memberships(team_id=team_id, user_ids=[form.cleaned_data["user"].pk for form in rows])
+        for index, message in problems.items():
+            rows[index].add_error("user", message)
+
+
+class HostInline(admin.TabularInline):
+    model = Host
+    form = HostForm
+    formset = HostFormSet
+    autocomplete_fields = ("user",)
+    extra = 0
+    verbose_name = "host"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("user")
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["widget"] = LoadedUserAutocomplete(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
 @admin.register(EventType)
 class EventTypeAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmin):
-    list_display = ("title", "slug", "owner", "team", "length", "price_display", "schedule", "hidden")
+    list_display = (
+        "title",
+        "slug",
+        "owner",
+        "team",
+        "scheduling_type",
+        "length",
+        "price_display",
+        "schedule",
+        "hidden",
+    )
     list_filter = (
+        "scheduling_type",
         "hidden",
         "requires_confirmation",
         "currency",
@@ -171,6 +267,7 @@ class EventTypeAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmi
     )
     list_select_related = ("owner", "team", "schedule")
     autocomplete_fields = ("owner", "team", "schedule")
+    inlines = (HostInline,)
 
     def get_readonly_fields(self, request, obj=None):
         return () if obj is None else ("owner", "team")  # an event type does not change hands
@@ -185,6 +282,21 @@ class EventTypeAdmin(ScaledAdminMixin, ServiceRefusalAdminMixin, admin.ModelAdmi
             user=obj.owner, team_id=obj.team_id, schedule_id=getattr(schedule, "pk", None), **values
         )
         adopt_saved(obj, event_type)
+
+    def save_related(self, request, form, formsets, change):
+        """The hosts and the scheduling type, together, when either changed: the inline's rows
+        replace the hosts, as `hosts` does in the API."""
+        hosts = next(formset for formset in formsets if formset.model is Host)
+        hosts.save(commit=False)  # writes nothing; records what changed, for the admin's history
+        if not hosts.has_changed() and not any(name in form.changed_data for name in HOST_SETTINGS):
+            return
+        rows = [
+            {name: row.cleaned_data[name] for name in ("is_fixed", "priority", "weight")}
+            | {"user_id": row.cleaned_data["user"].pk}
+            for row in hosts.rows()
+        ]
+        settings = {name: form.cleaned_data.get(name) for name in HOST_SETTINGS}
+        event_type_hosts_set(event_type=form.instance, hosts=rows, **settings)
 
     def delete_model(self, request, obj):
         event_type_delete(event_type=obj, actor=None)
@@ -221,6 +333,7 @@ class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
     readonly_fields = (
         "uid",
         "organizer",
+        "attending_hosts",
         "event_type",
         "start_time",
         "end_time",
@@ -233,6 +346,7 @@ class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
     fields = (
         "uid",
         "organizer",
+        "attending_hosts",
         "event_type",
         "start_time",
         "end_time",
@@ -252,6 +366,12 @@ class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="attending hosts")
+    def attending_hosts(self, booking):
+        """The hosts of a team booking beside its organizer (Cal.com's `team.members`)."""
+        members = booking_team_members(booking)
+        return ", ".join(f"{user.username} (id {user.pk})" for user in members) or "-"
 
     def _transition(self, request, queryset, service, done: str):
         changed = 0

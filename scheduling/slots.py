@@ -20,6 +20,7 @@ rule still yields 09:00 local on every day, since each day's window is converted
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,14 @@ from zoneinfo import ZoneInfo
 MIDNIGHT = time(0, 0)
 # Cal.com (and people) write "until 23:59" for "until the end of the day".
 END_OF_DAY = time(23, 59)
+
+
+@functools.cache
+def zone_named(name: str) -> ZoneInfo:
+    """The zone `name`, kept for the process: `ZoneInfo` keeps only the eight zones used last (and
+    those still referenced), so a team with hosts in more zones read each zone's file again on
+    every request. The names are the IANA database's, a few hundred at most."""
+    return ZoneInfo(name)
 
 
 UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -209,7 +218,19 @@ def _merge(windows: list[tuple[datetime, datetime]]) -> list[tuple[datetime, dat
 
 def available_windows(request: SlotRequest) -> list[tuple[datetime, datetime]]:
     """The schedule's availability as merged UTC windows around the requested range."""
-    zone = ZoneInfo(request.time_zone)
+    return [(instant_of(start), instant_of(end)) for start, end in available_window_seconds(request)]
+
+
+def instant_of(seconds: int) -> datetime:
+    """The aware UTC instant `seconds` after the Unix epoch."""
+    return UNIX_EPOCH + timedelta(seconds=seconds)
+
+
+def available_window_seconds(request: SlotRequest) -> list[tuple[int, int]]:
+    """`available_windows` as whole seconds since the Unix epoch, each day's windows built by
+    `_windows_for_day_seconds` (by arithmetic alone on a day without a DST change)."""
+    zone = zone_named(request.time_zone)
+    local_days = LocalDays(zone)
     overrides_by_date: dict[date, list[DateOverride]] = {}
     for override in request.overrides:
         overrides_by_date.setdefault(override.date, []).append(override)
@@ -219,7 +240,7 @@ def available_windows(request: SlotRequest) -> list[tuple[datetime, datetime]]:
     windows = []
     day = first_day
     while day <= last_day:
-        windows.extend(_windows_for_day(day, request.weekly_rules, overrides_by_date.get(day, []), zone))
+        windows.extend(_windows_for_day_seconds(day, request.weekly_rules, overrides_by_date.get(day, []), local_days))
         day += timedelta(days=1)
     return _merge(windows)
 
@@ -264,7 +285,7 @@ def free_slot_seconds_on_days(
     come from `wall_to_instant`, lengths and buffers are minutes), so an integer grid is exact; a
     booking's or `now`'s fraction of a second is rounded towards "busy". Each window's grid is cut
     into the stretches no busy period touches, and each stretch is added as one `range`."""
-    zone = ZoneInfo(request.time_zone)
+    zone = zone_named(request.time_zone)
     if local_days is None:
         local_days = LocalDays(zone)
     wanted = sorted(set(days))
@@ -294,19 +315,8 @@ def free_slot_seconds_on_days(
     run_ends = [end for _, end in run_bounds]
     length = request.length * 60
     step = (request.interval or request.length) * 60
-    before, after = request.before_buffer * 60, request.after_buffer * 60
     earliest = _epoch_seconds_up(request.now + timedelta(minutes=request.minimum_notice))
-    # A start s is refused by a busy period [b, e) when [s - before, s + length + after) overlaps
-    # it: s in [b - after - length + 1, e + before - 1], merged into sorted, disjoint stretches.
-    refused: list[tuple[int, int]] = []
-    for busy_start, busy_end in _merge(list(request.busy)):
-        low = epoch_seconds(busy_start) - after - length + 1
-        high = _epoch_seconds_up(busy_end) + before - 1
-        if refused and low <= refused[-1][1] + 1:
-            refused[-1] = (refused[-1][0], max(refused[-1][1], high))
-        else:
-            refused.append((low, high))
-    refused_ends = [high for _, high in refused]
+    refused = Refused(request.busy, length=length, before=request.before_buffer * 60, after=request.after_buffer * 60)
     # Windows are disjoint and in order, and so are the pieces of each: the ranges come in order.
     slots: list[int] = []
     for origin, window_end in _merge(windows):
@@ -314,10 +324,34 @@ def free_slot_seconds_on_days(
         for run_start, run_end in run_bounds[bisect_right(run_ends, low) :]:
             if run_start > high:
                 break
-            for piece_low, piece_high in _outside(max(low, run_start), min(high, run_end - 1), refused, refused_ends):
-                first = origin + -(-(piece_low - origin) // step) * step  # the window's grid, from its start
-                slots.extend(range(first, piece_high + 1, step))
+            refused.add_grid(slots, origin, max(low, run_start), min(high, run_end - 1), step)
     return slots
+
+
+class Refused:
+    """The starts (whole seconds since the Unix epoch) that busy periods refuse for a meeting of
+    `length` seconds with buffers `before` and `after`: a start s is refused by a busy period
+    [b, e) when [s - before, s + length + after) overlaps it, i.e. s in [b - after - length + 1,
+    e + before - 1], merged into sorted, disjoint, inclusive stretches. A busy period's fraction of
+    a second is rounded towards "busy"."""
+
+    def __init__(self, busy, *, length: int, before: int, after: int):
+        self.stretches: list[tuple[int, int]] = []
+        for busy_start, busy_end in _merge(list(busy)):
+            low = epoch_seconds(busy_start) - after - length + 1
+            high = _epoch_seconds_up(busy_end) + before - 1
+            if self.stretches and low <= self.stretches[-1][1] + 1:
+                self.stretches[-1] = (self.stretches[-1][0], max(self.stretches[-1][1], high))
+            else:
+                self.stretches.append((low, high))
+        self.ends = [high for _, high in self.stretches]
+
+    def add_grid(self, slots: list[int], origin: int, low: int, high: int, step: int) -> None:
+        """Append to `slots`, in order, the starts of the grid `origin + k × step` in [low, high]
+        (inclusive) that no stretch refuses."""
+        for piece_low, piece_high in _outside(low, high, self.stretches, self.ends):
+            first = origin + -(-(piece_low - origin) // step) * step  # the window's grid, from its start
+            slots.extend(range(first, piece_high + 1, step))
 
 
 def _outside(low: int, high: int, refused: list[tuple[int, int]], refused_ends: list[int]):
@@ -347,13 +381,22 @@ UTC_ZONE_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal",
 
 def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
     """`{"2026-11-23": [{"time": "2026-11-23T09:00:00+01:00"}, …]}`, days and offsets in `time_zone`."""
-    zone = ZoneInfo(time_zone)
+    zone = zone_named(time_zone)
+    return _grouped((slot.astimezone(zone) for slot in slots), time_zone)
+
+
+def group_seconds_by_day(slots: Iterable[int], time_zone: str) -> dict[str, list[dict[str, str]]]:
+    """`group_by_day` of starts given as whole seconds since the Unix epoch."""
+    zone = zone_named(time_zone)
+    return _grouped((datetime.fromtimestamp(slot, zone) for slot in slots), time_zone)
+
+
+def _grouped(local_times: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:
     zulu = time_zone in UTC_ZONE_NAMES
     grouped: dict[str, list[dict[str, str]]] = {}
-    for slot in slots:
-        local = slot.astimezone(zone)
+    for local in local_times:
         text = local.isoformat()
         if zulu:
             text = text.removesuffix("+00:00") + "Z"
-        grouped.setdefault(local.date().isoformat(), []).append({"time": text})
+        grouped.setdefault(text[:10], []).append({"time": text})  # the local date: YYYY-MM-DD
     return grouped

@@ -19,10 +19,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scheduling.slots import _merge, _overlaps_busy
+from scheduling.slots import Refused, _epoch_seconds_up, epoch_seconds, instant_of
 
 Windows = list[tuple[datetime, datetime]]
-_TINY = timedelta(microseconds=1)  # `start < range_end` as `start <= range_end - _TINY`
+Seconds = list[tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,19 @@ class SlotRules:
 
 @dataclass(frozen=True)
 class HostTimes:
-    """One host's merged availability windows and busy periods (bookings widened by their buffers)."""
+    """One host's merged availability windows (whole seconds since the Unix epoch, as
+    `scheduling.slots.available_window_seconds` gives them) and busy periods (instants: bookings
+    widened by their buffers)."""
 
     user_id: int
-    windows: Windows
+    windows: Seconds
     busy: Windows
 
+    def window_instants(self) -> Windows:
+        return [(instant_of(start), instant_of(end)) for start, end in self.windows]
 
-def intersect(first: Windows, second: Windows) -> Windows:
+
+def intersect(first: list[tuple], second: list[tuple]) -> list[tuple]:
     """The instants in both lists of sorted, disjoint windows."""
     shared, i, j = [], 0, 0
     while i < len(first) and j < len(second):
@@ -62,44 +67,52 @@ def intersect(first: Windows, second: Windows) -> Windows:
     return shared
 
 
-def group_slots(group: list[HostTimes], rules: SlotRules) -> list[datetime]:
-    """The starts at which every host of `group` is free (see the module's docstring)."""
+def group_slots(group: list[HostTimes], rules: SlotRules) -> list[int]:
+    """The starts, as whole seconds since the Unix epoch, at which every host of `group` is free
+    (see the module's docstring). Every window edge is a whole second and lengths, steps and
+    buffers are minutes, so the grid is exact in integers; `now`, the range's end and busy periods
+    are rounded towards "not offered"."""
     if not group:
         return []
     windows = group[0].windows
     for host in group[1:]:
         windows = intersect(windows, host.windows)
-    busy = _merge([period for host in group for period in host.busy])
-    busy_ends = [end for _, end in busy]
-    length = timedelta(minutes=rules.length)
-    step = timedelta(minutes=rules.interval or rules.length)
-    before, after = timedelta(minutes=rules.before_buffer), timedelta(minutes=rules.after_buffer)
-    earliest = max(rules.range_start, rules.now + timedelta(minutes=rules.minimum_notice))
-    slots = []
-    for window_start, window_end in windows:
-        start = window_start
-        last = min(window_end - length, rules.range_end - _TINY)
-        while start <= last:
-            if start >= earliest and not (
-                busy and _overlaps_busy(start - before, start + length + after, busy, busy_ends)
-            ):
-                slots.append(start)
-            start += step
+    length = rules.length * 60
+    step = (rules.interval or rules.length) * 60
+    refused = Refused(
+        [period for host in group for period in host.busy],
+        length=length,
+        before=rules.before_buffer * 60,
+        after=rules.after_buffer * 60,
+    )
+    earliest = _epoch_seconds_up(max(rules.range_start, rules.now + timedelta(minutes=rules.minimum_notice)))
+    last = _epoch_seconds_up(rules.range_end) - 1  # a start lies before the range's end
+    slots: list[int] = []
+    for origin, window_end in windows:
+        refused.add_grid(slots, origin, max(origin, earliest), min(window_end - length, last), step)
     return slots
 
 
-def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[datetime, list[int]]:
-    """`{start: [free host ids]}` in start order. `hosts` pairs each host's times with whether the
-    host is fixed (every host of a collective event type is). The ids listed are the round-robin
-    hosts free at that start, or, when every host is fixed, all of them."""
+def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[int, list[int]]:
+    """`{start: [free host ids]}` in start order, each start as whole seconds since the Unix epoch
+    (`free_at` looks an instant up). `hosts` pairs each host's times with whether the host is fixed
+    (every host of a collective event type is). The ids listed are the round-robin hosts free at
+    that start, or, when every host is fixed, all of them."""
     fixed = [times for times, is_fixed in hosts if is_fixed]
     rotating = [times for times, is_fixed in hosts if not is_fixed]
     if not rotating:
         everyone = [times.user_id for times in fixed]
         return {start: list(everyone) for start in group_slots(fixed, rules)}
-    free: defaultdict[datetime, list[int]] = defaultdict(list)
+    free: defaultdict[int, list[int]] = defaultdict(list)
     for host in rotating:
         user_id = host.user_id
         for start in group_slots([*fixed, host], rules):
             free[start].append(user_id)
-    return dict(sorted(free.items()))
+    return {start: free[start] for start in sorted(free)}
+
+
+def free_at(free: dict[int, list[int]], start: datetime) -> list[int]:
+    """The hosts `team_slots` finds free at exactly the instant `start` (none off the grid, which
+    runs on whole seconds)."""
+    seconds = epoch_seconds(start)
+    return free.get(seconds, []) if instant_of(seconds) == start else []

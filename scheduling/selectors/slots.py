@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db import connections
 from django.db.models import OuterRef, Q, Subquery
 
 from accounts.models import User
@@ -34,9 +35,27 @@ def event_type_schedule(event_type: EventType) -> Schedule | None:
     return host.default_schedule if host is not None and host.default_schedule_id is not None else None
 
 
-def _rules(schedule: Schedule, first_day, last_day) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
+def _rules(
+    schedule: Schedule, first_day, last_day, lock_user_ids: list[int] | None = None
+) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
+    """The schedule's rules between two days; with `lock_user_ids`, read after taking those people's
+    locks, in the same statement (`rows_for_each`)."""
+    if lock_user_ids is None:
+        return rules_of_rows(_rules_query().rows(schedule_id=schedule.pk, first_day=first_day, last_day=last_day))
+    rows = rows_for_each(
+        _rules_query(),
+        "schedule_id",
+        [schedule.pk],
+        lock_user_ids=lock_user_ids,
+        first_day=first_day,
+        last_day=last_day,
+    )
+    return rules_of_rows(rows[schedule.pk])
+
+
+def rules_of_rows(rows) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
+    """The weekly rules and the date overrides of `_rules_query`'s rows."""
     weekly, overrides = [], []
-    rows = _rules_query().rows(schedule_id=schedule.pk, first_day=first_day, last_day=last_day)
     for day, days_mask, start, end in rows:
         if day is None:
             weekly.append(WeeklyRule(days=frozenset(Availability.days_of(days_mask)), start=start, end=end))
@@ -57,6 +76,64 @@ def _rules_query() -> CompiledValues:
         .exclude(date__gt=Parameter("last_day", day))
     )
     return CompiledValues(rows.values_list("date", "days_mask", "start_time", "end_time"))
+
+
+# The first key of the two-key advisory locks of people (the second is the user id): "HOST". Every
+# path that writes or moves a booking takes the lock of each person it makes busy before reading
+# their busy time (scheduling.services.assignment), in one of two ways: alone (`lock_people`), or
+# in the statement that reads the schedule's rules just before the busy time (`rows_for_each`).
+PERSON_LOCK_SPACE = 0x484F5354
+# The people's locks in one statement, one after the other in user id order, so that two
+# transactions never hold one each while waiting for the other; one row.
+LOCK_PEOPLE_SQL = (
+    'SELECT count(pg_advisory_xact_lock(%s, "person"."id")) '
+    'FROM (SELECT unnest(%s::int[]) AS "id" ORDER BY 1) AS "person"'
+)
+
+
+@functools.cache
+def _for_each_sql(statement: CompiledValues, name: str, *, locking: bool) -> str:
+    """`statement`'s SQL run once per value of its parameter `name`, in one statement: a LATERAL
+    join over an array of those values (the first placeholder), each row followed by the value it
+    was read for. The other parameters keep their places; the columns before the last are the
+    statement's own, so its converters apply as they are. `locking`: the people's locks are taken
+    first (`LOCK_PEOPLE_SQL`, its placeholders next), in a one-row subquery that the values come
+    from, so they are held before any row is read, even when no row matches."""
+    pieces = statement.sql.split("%s")
+    if "%%" in statement.sql or len(pieces) != len(statement.params) + 1:
+        raise ValueError("The statement's placeholders cannot be told apart.")
+    body = pieces[0]
+    for param, piece in zip(statement.params, pieces[1:], strict=True):
+        each = isinstance(param, Parameter) and param.name == name
+        body += ('"each_value"."id"' if each else "%s") + piece
+    values = 'unnest(%s::bigint[]) AS "each_value"("id")'
+    if locking:
+        values = f'(SELECT unnest(%s::bigint[]) AS "id" FROM ({LOCK_PEOPLE_SQL}) AS "locked") AS "each_value"'
+    return f'SELECT "per_value".*, "each_value"."id" FROM {values} CROSS JOIN LATERAL ({body}) AS "per_value"'
+
+
+def rows_for_each(
+    statement: CompiledValues, name: str, ids: list[int], *, lock_user_ids: list[int] | None = None, **values
+) -> dict[int, list[tuple]]:
+    """`{id: statement's rows with its parameter `name` = id}` for each of `ids` (distinct), in one
+    query; with `lock_user_ids`, that query first takes those people's locks (`PERSON_LOCK_SPACE`)."""
+    found = {each: [] for each in ids}
+    if not ids and lock_user_ids is None:
+        return found
+    params = [
+        values[param.name] if isinstance(param, Parameter) else param
+        for param in statement.params
+        if not (isinstance(param, Parameter) and param.name == name)
+    ]
+    locks = [PERSON_LOCK_SPACE, sorted(lock_user_ids)] if lock_user_ids is not None else []
+    database = connections[statement.db]
+    with database.cursor() as cursor:
+        cursor.execute(_for_each_sql(statement, name, locking=lock_user_ids is not None), [list(ids), *locks, *params])
+        rows = cursor.fetchall()
+    converted = statement.converted([row[:-1] for row in rows], database)
+    for row, values_of_row in zip(rows, converted, strict=True):
+        found[row[-1]].append(values_of_row)
+    return found
 
 
 def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
@@ -113,8 +190,11 @@ def slot_request_for(
     range_end: datetime,
     now: datetime,
     exclude_booking_id: int | None = None,
+    lock: bool = False,
 ) -> SlotRequest | None:
-    """Everything `free_slots` needs, or None when the event type has no host or no schedule."""
+    """Everything `free_slots` needs, or None when the event type has no host or no schedule.
+    `lock`: for a booking being written, the host's lock is taken before their busy time is read
+    (with the schedule's rules, which are read first)."""
     host = event_type_host(event_type)
     schedule = event_type_schedule(event_type)
     if host is None or schedule is None:
@@ -122,7 +202,8 @@ def slot_request_for(
     # A day of margin: windows are built per local day, and existing bookings' buffers reach out.
     margin = timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer)
     margin += timedelta(minutes=event_type.after_event_buffer)
-    weekly, overrides = _rules(schedule, (range_start - margin).date(), (range_end + margin).date())
+    first_day, last_day = (range_start - margin).date(), (range_end + margin).date()
+    weekly, overrides = _rules(schedule, first_day, last_day, [host.pk] if lock else None)
     return SlotRequest(
         time_zone=schedule.time_zone,
         weekly_rules=weekly,
@@ -140,9 +221,11 @@ def slot_request_for(
 
 
 def slot_is_offered(
-    *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None
+    *, event_type: EventType, start: datetime, now: datetime, exclude_booking_id: int | None = None, lock: bool = False
 ) -> bool:
-    """Whether `start` is exactly a slot that GET /slots offers (ignoring `exclude_booking_id`)."""
+    """Whether `start` is exactly a slot that GET /slots offers (ignoring `exclude_booking_id`).
+    `lock`: for a booking being written, the locks of the people it makes busy are taken before
+    their busy time is read."""
     if is_team_hosted(event_type):
         from scheduling.selectors.team_slots import team_slot_hosts  # it builds on this module
 
@@ -155,13 +238,17 @@ def slot_is_offered(
             exclude_booking_id,
         ):
             return True
-        return bool(team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=exclude_booking_id))
+        free = team_slot_hosts(
+            event_type=event_type, start=start, now=now, exclude_booking_id=exclude_booking_id, lock=lock
+        )
+        return bool(free)
     request = slot_request_for(
         event_type=event_type,
         range_start=start,
         range_end=start + timedelta(minutes=1),
         now=now,
         exclude_booking_id=exclude_booking_id,
+        lock=lock,
     )
     return request is not None and start in free_slots(request)
 

@@ -1,14 +1,23 @@
 """The database side of a team event type's slots: each host's windows (from their default
-schedule, in its zone) and busy time (`_busy`: their bookings of every event type, and whatever
-else counts as busy there), handed to the pure `scheduling.team_slots` functions."""
+schedule, in its zone) and busy time (`_busy_query`: their bookings of every event type, and
+whatever else counts as busy there), handed to the pure `scheduling.team_slots` functions. The
+statements one host's slots run are run for every host at once (`_for_each`): two queries for the
+hosts' times, however many hosts there are."""
 
 from datetime import datetime, timedelta
 
 from scheduling.models import EventType, Schedule
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
-from scheduling.selectors.slots import _busy, _rules, available_slots, event_type_host
-from scheduling.slots import SlotRequest, available_windows, group_by_day
-from scheduling.team_slots import HostTimes, SlotRules, team_slots
+from scheduling.selectors.slots import (
+    _busy_query,
+    _rules_query,
+    available_slots,
+    event_type_host,
+    rows_for_each,
+    rules_of_rows,
+)
+from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
+from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots
 
 
 def _margin(event_type: EventType) -> timedelta:
@@ -16,34 +25,68 @@ def _margin(event_type: EventType) -> timedelta:
     return timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer + event_type.after_event_buffer)
 
 
-def host_times(
+def hosts_times(
     *,
-    host: TeamHost,
+    hosts: list[TeamHost],
     rules: SlotRules,
     margin: timedelta,
     exclude_booking_id: int | None = None,
-    schedule: Schedule | None = None,
-) -> HostTimes:
-    """One host's availability windows and busy periods around the rules' range, from `schedule`
-    or else their default one. A host without a schedule is never available."""
-    user = host.user
-    if schedule is None and user.default_schedule_id is not None:
-        schedule = user.default_schedule
+    schedules: dict[int, Schedule | None] | None = None,
+    lock: bool = False,
+) -> list[HostTimes]:
+    """Each host's availability windows and busy periods around the rules' range, in the order of
+    `hosts`: from their schedule in `schedules` (by user id) or else their default one. A host
+    without a schedule is never available. Two queries whatever the number of hosts: every
+    schedule's rules (`_rules_query`, for each schedule; with `lock`, after taking every host's lock
+    in the same statement, for a booking being written), then every host's busy time
+    (`_busy_query`, for each host)."""
     first, last = rules.range_start - margin, rules.range_end + margin
-    busy = _busy(user, first, last, exclude_booking_id)
-    if schedule is None:
-        return HostTimes(user_id=user.pk, windows=[], busy=list(busy))
-    weekly, overrides = _rules(schedule, first.date(), last.date())
-    request = SlotRequest(
-        time_zone=schedule.time_zone,
-        weekly_rules=weekly,
-        overrides=overrides,
-        length=rules.length,
-        range_start=rules.range_start,
-        range_end=rules.range_end,
-        now=rules.now,
+    schedules = schedules or {}
+    of_host = {
+        host.user.pk: schedules.get(host.user.pk)
+        or (host.user.default_schedule if host.user.default_schedule_id is not None else None)
+        for host in hosts
+    }
+    schedule_ids = list({schedule.pk for schedule in of_host.values() if schedule is not None})
+    rule_rows = rows_for_each(
+        _rules_query(),
+        "schedule_id",
+        schedule_ids,
+        lock_user_ids=list(of_host) if lock else None,
+        first_day=first.date(),
+        last_day=last.date(),
     )
-    return HostTimes(user_id=user.pk, windows=available_windows(request), busy=list(busy))
+    busy_rows = rows_for_each(
+        _busy_query(excluding=exclude_booking_id is not None),
+        "host_id",
+        list(of_host),
+        start=first,
+        end=last,
+        excluded=exclude_booking_id,
+    )
+    times = []
+    for host in hosts:
+        user_id = host.user.pk
+        busy = [
+            (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
+            for booking_start, booking_end, before, after in busy_rows[user_id]
+        ]
+        schedule = of_host[user_id]
+        if schedule is None:
+            times.append(HostTimes(user_id=user_id, windows=[], busy=busy))
+            continue
+        weekly, overrides = rules_of_rows(rule_rows[schedule.pk])
+        request = SlotRequest(
+            time_zone=schedule.time_zone,
+            weekly_rules=weekly,
+            overrides=overrides,
+            length=rules.length,
+            range_start=rules.range_start,
+            range_end=rules.range_end,
+            now=rules.now,
+        )
+        times.append(HostTimes(user_id=user_id, windows=available_window_seconds(request), busy=busy))
+    return times
 
 
 def slot_rules(*, event_type: EventType, range_start: datetime, range_end: datetime, now: datetime) -> SlotRules:
@@ -67,18 +110,19 @@ def team_free_hosts(
     now: datetime,
     exclude_booking_id: int | None = None,
     hosts: list[TeamHost] | None = None,
-) -> dict[datetime, list[int]]:
-    """`{start: [ids of the hosts free then]}` for the starts offered in [range_start, range_end):
-    the round-robin hosts free at each start, or every host when all of them attend."""
+    lock: bool = False,
+) -> dict[int, list[int]]:
+    """`{start: [ids of the hosts free then]}` for the starts offered in [range_start, range_end)
+    (whole seconds since the Unix epoch, `scheduling.team_slots.team_slots`): the round-robin hosts
+    free at each start, or every host when all of them attend. `lock`: every host's lock is taken
+    before their busy time is read (`hosts_times`)."""
     if hosts is None:
         hosts = team_hosts(event_type)
     rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
-    margin = _margin(event_type)
-    times = [
-        (host_times(host=host, rules=rules, margin=margin, exclude_booking_id=exclude_booking_id), host.is_fixed)
-        for host in hosts
-    ]
-    return team_slots(times, rules)
+    times = hosts_times(
+        hosts=hosts, rules=rules, margin=_margin(event_type), exclude_booking_id=exclude_booking_id, lock=lock
+    )
+    return team_slots([(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules)
 
 
 def team_slot_hosts(
@@ -88,6 +132,7 @@ def team_slot_hosts(
     now: datetime,
     exclude_booking_id: int | None = None,
     hosts: list[TeamHost] | None = None,
+    lock: bool = False,
 ) -> list[int]:
     """The ids of the hosts free at exactly `start` (empty: `start` is not offered)."""
     free = team_free_hosts(
@@ -97,8 +142,9 @@ def team_slot_hosts(
         now=now,
         exclude_booking_id=exclude_booking_id,
         hosts=hosts,
+        lock=lock,
     )
-    return free.get(start, [])
+    return free_at(free, start)
 
 
 def team_available_slots(
@@ -118,7 +164,7 @@ def team_available_slots(
         now=now,
         exclude_booking_id=exclude_booking_id,
     )
-    return group_by_day(free, time_zone)
+    return group_seconds_by_day(free, time_zone)
 
 
 def _person(user) -> dict:
@@ -158,8 +204,8 @@ def slots_with_hosts(
         exclude_booking_id=exclude_booking_id,
         hosts=hosts,
     )
-    grouped = group_by_day(free, time_zone)
-    # `group_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
+    grouped = group_seconds_by_day(free, time_zone)
+    # `group_seconds_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
     free_hosts = iter(free.values())
     return {
         day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.slots import _busy_query, event_type_host, event_type_schedule
-from scheduling.selectors.team_slots import _margin, host_times, slot_rules, team_free_hosts
-from scheduling.team_slots import HostTimes
+from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
+from scheduling.team_slots import HostTimes, free_at, team_slots
 
 RULES = ("schedule", "booking", "buffer", "calendar", "notice", "interval", "limit")
 
@@ -43,7 +43,7 @@ def host_reasons(*, event_type: EventType, times: HostTimes, start: datetime, no
     before = timedelta(minutes=event_type.before_event_buffer)
     after = timedelta(minutes=event_type.after_event_buffer)
     reasons = []
-    if not any(window_start <= start and end <= window_end for window_start, window_end in times.windows):
+    if not any(window_start <= start and end <= window_end for window_start, window_end in times.window_instants()):
         reasons.append({"rule": "schedule", "detail": "The meeting is outside the host's available hours."})
     if start < now + timedelta(minutes=event_type.minimum_booking_notice):
         detail = f"Bookings need {event_type.minimum_booking_notice} minutes' notice."
@@ -68,16 +68,14 @@ def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
     margin = _margin(event_type)
     if team_hosted:
         hosts = team_hosts(event_type)
-        times = [host_times(host=host, rules=rules, margin=margin) for host in hosts]
-        free = team_free_hosts(
-            event_type=event_type, range_start=start, range_end=rules.range_end, now=now, hosts=hosts
-        )
-        offered = start in free
+        times = hosts_times(hosts=hosts, rules=rules, margin=margin)
+        free = team_slots([(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules)
+        offered = bool(free_at(free, start))
     else:
         user = event_type_host(event_type)
         schedule = event_type_schedule(event_type)
         hosts = [TeamHost(user=user, is_fixed=True, priority=2, weight=100)] if user is not None else []
-        times = [host_times(host=host, rules=rules, margin=margin, schedule=schedule) for host in hosts]
+        times = hosts_times(hosts=hosts, rules=rules, margin=margin, schedules={user.pk: schedule} if hosts else None)
         offered = bool(hosts) and not host_reasons(event_type=event_type, times=times[0], start=start, now=now)
     answer_hosts = []
     for host, host_time in zip(hosts, times, strict=True):

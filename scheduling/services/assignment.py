@@ -7,10 +7,14 @@
   host), then the fewer bookings, then the lowest user id. Fixed hosts attend every booking.
 - A reschedule keeps its organizer when they are free at the new time, else assigns again.
 
-Two bookings racing for the same hosts take turns: each locks its hosts (PostgreSQL advisory
-locks held to the end of the transaction, taken in user id order so that no two wait on each
-other) before reading who is free, so the second sees the first's booking. The exclusion
-constraint on the organizer stays the last word.
+Two bookings racing for the same person take turns, whatever their kinds: every path that
+writes or moves a booking (personal, series, collective, round robin, reschedule, reassign) first
+takes the lock of each person the booking makes busy (PostgreSQL advisory locks held to the end of
+the transaction, in user id order so that no two wait on each other: `lock_people`, or in the
+statement that reads the schedules' rules, `lock=True` of the slot selectors), then reads who is
+free, so the second sees the first's booking. The lock matters for the hosts who attend beside the
+organizer (`BookingHost`): the exclusion constraint on the organizer stays the last word for
+organizers, but no constraint spans the two tables.
 """
 
 from dataclasses import dataclass
@@ -30,7 +34,7 @@ from scheduling.models import Booking, BookingHost, BookingStatus, EventType, Sc
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
-from scheduling.selectors.slots import event_type_host
+from scheduling.selectors.slots import LOCK_PEOPLE_SQL, PERSON_LOCK_SPACE, event_type_host
 from scheduling.selectors.team_slots import team_slot_hosts
 from webhooks.models import WebhookTrigger
 from webhooks.outbox import create_deliveries
@@ -49,17 +53,11 @@ class AssignedSlot:
     hosts: list[TeamHost]
 
 
-# The first key of the two-key advisory locks of hosts (the second is the user id): "HOST".
-HOST_LOCK_SPACE = 0x484F5354
-
-
-def _lock_hosts(user_ids: list[int]) -> None:
-    """One statement: the locks are taken one after the other, in user id order."""
+def lock_people(user_ids: list[int]) -> None:
+    """Lock, to the end of the transaction, the people whose time a booking being written makes
+    busy, before reading whether they are free: one statement (`LOCK_PEOPLE_SQL`)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_advisory_xact_lock(%s, host.id)) FROM (SELECT unnest(%s::int[]) AS id ORDER BY 1) AS host",
-            [HOST_LOCK_SPACE, sorted(user_ids)],
-        )
+        cursor.execute(LOCK_PEOPLE_SQL, [PERSON_LOCK_SPACE, sorted(user_ids)])
 
 
 def _month_start(now: datetime) -> datetime:
@@ -107,13 +105,14 @@ def booking_host(
     """The organizer of a new booking of `event_type` at `start` (None: nobody can take it). A
     personal event type, or a team one without hosts, is its one host's (`event_type_host`)."""
     if not is_team_hosted(event_type):
-        return event_type_host(event_type)
+        return event_type_host(event_type)  # locked by the slot check (`slot_is_offered`)
     hosts = team_hosts(event_type)
     if not hosts:
         return None
-    _lock_hosts([host.user.pk for host in hosts])
     excluded = previous.pk if previous is not None else None
-    free_ids = team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=excluded, hosts=hosts)
+    free_ids = team_slot_hosts(
+        event_type=event_type, start=start, now=now, exclude_booking_id=excluded, hosts=hosts, lock=True
+    )
     if not free_ids:
         return None
     # What the rest of this booking's write needs again (the slot check of `_book`, the attending
@@ -125,8 +124,19 @@ def booking_host(
         return hosts[0].user
     if previous is not None and previous.organizer_id in free_ids:
         return by_id[previous.organizer_id]
+    return by_id[_assigned_host(event_type=event_type, rotating=rotating, free_ids=free_ids, now=now)]
+
+
+def _assigned_host(*, event_type: EventType, rotating: list[TeamHost], free_ids: list[int], now: datetime) -> int:
+    """`round_robin_choice`, reading the period's counts only when two or more free hosts share the
+    highest priority (one alone is the choice whatever the counts)."""
+    free = [host for host in rotating if host.user.pk in free_ids]
+    top = max(host.priority for host in free)
+    candidates = [host for host in free if host.priority == top]
+    if len(candidates) == 1:
+        return candidates[0].user.pk
     counts = period_booking_counts(event_type=event_type, user_ids=[host.user.pk for host in rotating], now=now)
-    return by_id[round_robin_choice(rotating=rotating, free_ids=free_ids, counts=counts)]
+    return round_robin_choice(rotating=rotating, free_ids=free_ids, counts=counts)
 
 
 def booking_team_hosts_add(*, booking: Booking) -> list[BookingHost]:
@@ -179,7 +189,6 @@ def booking_reassign(
         raise ValidationError({"userId": f"User {user_id} is not a round-robin host of event type {event_type.pk}."})
     if user_id == booking.organizer_id:
         raise ValidationError({"userId": f"User {user_id} is already the booking's host."})
-    _lock_hosts([host.user.pk for host in hosts])
     free_ids = [
         free_id
         for free_id in team_slot_hosts(
@@ -189,6 +198,7 @@ def booking_reassign(
             now=booking.start_time - timedelta(minutes=event_type.minimum_booking_notice),
             exclude_booking_id=booking.pk,
             hosts=hosts,
+            lock=True,
         )
         if free_id != booking.organizer_id
     ]
@@ -197,8 +207,7 @@ def booking_reassign(
     if not free_ids:
         raise Conflict(f"No other round-robin host is free at {iso_utc(booking.start_time)}.")
     if user_id is None:
-        counts = period_booking_counts(event_type=event_type, user_ids=[host.user.pk for host in rotating], now=now)
-        user_id = round_robin_choice(rotating=rotating, free_ids=free_ids, counts=counts)
+        user_id = _assigned_host(event_type=event_type, rotating=rotating, free_ids=free_ids, now=now)
     booking.organizer = next(host.user for host in rotating if host.user.pk == user_id)
     if reason:
         booking.metadata = {**booking.metadata, "reassignReason": reason}
@@ -216,12 +225,12 @@ def booking_reassign(
 
 def booking_host_stays_free(*, booking: Booking, start: datetime, now: datetime) -> None:
     """An in-place move of a team booking keeps its organizer, who must be free at `start` (with
-    every host who attends): else 409, even when another host would be."""
+    every host who attends): else 409, even when another host would be. After the slot check,
+    which took the hosts' locks."""
     event_type = booking.event_type
     if event_type is None or not is_team_hosted(event_type):
         return
     hosts = team_hosts(event_type)
-    _lock_hosts([host.user.pk for host in hosts])
     free_ids = team_slot_hosts(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk, hosts=hosts)
     if booking.organizer_id not in free_ids:
         raise Conflict(f"The booking's host is not free at {iso_utc(start)}; reschedule it as a new booking instead.")
@@ -233,5 +242,5 @@ def rescheduled_host(*, previous: Booking, start: datetime, now: datetime) -> Us
     host is free, the same one (the slot check that follows refuses the time)."""
     event_type = previous.event_type
     if not is_team_hosted(event_type):
-        return previous.organizer
+        return previous.organizer  # locked by the slot check (`slot_is_offered`)
     return booking_host(event_type=event_type, start=start, now=now, previous=previous) or previous.organizer

@@ -1,9 +1,11 @@
 """The booking lifecycle: create, confirm or reject, reschedule, cancel — and the webhook events
 each step emits, in the same transaction as the change (the outbox of `webhooks.outbox`).
 
-No double booking: a booking must be a slot that GET /slots offers (checked here), and PostgreSQL's
-exclusion constraint `booking_no_overlap_per_organizer` refuses overlapping ACCEPTED/PENDING
-bookings of one organizer even when two requests pass that check at the same moment.
+No double booking: a booking must be a slot that GET /slots offers (checked here, after taking the
+lock of each person it makes busy, `scheduling.services.assignment.lock_people`, so that two
+bookings of one person take turns), and PostgreSQL's exclusion constraint
+`booking_no_overlap_per_organizer` refuses overlapping ACCEPTED/PENDING bookings of one organizer
+whatever path wrote them.
 """
 
 import copy
@@ -123,7 +125,10 @@ def _book(
     this transaction, so that the new time may overlap it under the no-overlap constraint."""
     event_type = booking.event_type
     excluded = previous.pk if previous is not None else None
-    if not slot_is_offered(event_type=event_type, start=booking.start_time, now=now, exclude_booking_id=excluded):
+    offered = slot_is_offered(
+        event_type=event_type, start=booking.start_time, now=now, exclude_booking_id=excluded, lock=True
+    )
+    if not offered:
         raise _not_offered(event_type, booking.start_time)
     _validate(booking)
     for attendee in attendees:
@@ -392,7 +397,7 @@ def booking_reschedule(
     booking = _previous_for_reschedule(booking)
     event_type = booking.event_type
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="endTime")
-    if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk):
+    if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk, lock=True):
         raise _not_offered(event_type, start)
     booking_host_stays_free(booking=booking, start=start, now=now)
     previous = copy.copy(booking)

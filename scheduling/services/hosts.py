@@ -54,21 +54,28 @@ def _check_not_recurring(event_type: EventType) -> None:
         raise ValidationError({"recurringEvent": "A collective or round-robin event type cannot recur."})
 
 
-def _replace_hosts(event_type: EventType, hosts: list[dict]) -> None:
-    user_ids = [host["user_id"] for host in hosts]
+def host_memberships(*, team_id: int, user_ids: list[int]) -> tuple[dict[int, Membership], dict[int, str]]:
+    """The accepted memberships in team `team_id` of `user_ids` (by user id), and why each of
+    `user_ids` that cannot be a host cannot (by its index in `user_ids`): listed twice, or not an
+    accepted member. One query; the API's and the back office's check."""
     memberships = {
         membership.user_id: membership
-        for membership in Membership.objects.filter(team_id=event_type.team_id, accepted=True, user_id__in=user_ids)
+        for membership in Membership.objects.filter(team_id=team_id, accepted=True, user_id__in=user_ids)
     }
-    errors, seen = {}, set()
+    problems, seen = {}, set()
     for index, user_id in enumerate(user_ids):
         if user_id in seen:
-            errors[f"hosts[{index}].userId"] = f"User {user_id} is listed twice."
+            problems[index] = f"User {user_id} is listed twice."
         elif user_id not in memberships:
-            errors[f"hosts[{index}].userId"] = f"User {user_id} is not an accepted member of team {event_type.team_id}."
+            problems[index] = f"User {user_id} is not an accepted member of team {team_id}."
         seen.add(user_id)
-    if errors:
-        raise ValidationError(errors)
+    return memberships, problems
+
+
+def _replace_hosts(event_type: EventType, hosts: list[dict]) -> None:
+    memberships, problems = host_memberships(team_id=event_type.team_id, user_ids=[host["user_id"] for host in hosts])
+    if problems:
+        raise ValidationError({f"hosts[{index}].userId": message for index, message in problems.items()})
     Host.objects.filter(event_type=event_type).delete()
     rows = [
         Host(

@@ -6,9 +6,10 @@ A series is one booking per occurrence, every one with the same `recurring_event
 `recurringEventId`). Where the occurrences fall is `scheduling.recurrence`'s: the first start's
 wall-clock time in the organiser's schedule zone, on dates that follow RFC 5545. Booking a series is
 all or nothing: every occurrence must be a slot GET /slots offers, else nothing is written and the
-409 names each occurrence that is not. Two series requests of one organiser are serialised by a
-transaction-scoped advisory lock, so the second sees the first's bookings and names its conflicts;
-against everything else (single bookings, other processes) the exclusion constraint
+409 names each occurrence that is not. A series takes its organiser's lock before reading, the one
+every booking path takes (`scheduling.services.assignment.lock_people`), so a concurrent booking of
+that person (a series, a single booking, a team booking they attend) waits, and the second sees
+the first's bookings and names its conflicts; the exclusion constraint
 `booking_no_overlap_per_organizer` still refuses any overlap, and the whole series rolls back.
 """
 
@@ -17,7 +18,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -30,6 +31,7 @@ from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.slots import event_type_host, event_type_schedule, offered_occurrences
+from scheduling.services.assignment import lock_people
 from scheduling.services.bookings import (
     ACTIVE_STATUSES,
     _save_without_overlap,
@@ -42,9 +44,6 @@ from webhooks.models import WebhookTrigger
 from webhooks.outbox import create_deliveries
 from webhooks.scheduled import cancel_meeting_triggers, create_meeting_triggers
 from webhooks.selectors import booking_webhooks, subscribed_to
-
-# The first key of the two-key advisory lock taken per organiser while a series is booked ("RECU").
-SERIES_LOCK_NAMESPACE = 0x52454355
 
 
 def event_type_recurrence(event_type: EventType) -> Recurrence | None:
@@ -66,11 +65,6 @@ def checked_count(event_type: EventType, count: int, field: str = "recurringCoun
 def _describe(start: datetime, time_zone: str) -> str:
     local = start.astimezone(ZoneInfo(time_zone))
     return f"{iso_utc(start)} ({local:%Y-%m-%d %H:%M} {time_zone})"
-
-
-def _lock_series(organizer_id: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [SERIES_LOCK_NAMESPACE, organizer_id])
 
 
 def _check_offered(*, event_type: EventType, starts: list[datetime], indexes: list[int], time_zone: str, now) -> None:
@@ -206,7 +200,7 @@ def booking_series_create(
     _check_length(event_type, start, end)
     host, time_zone = _host_and_zone(event_type, start)
     series_id = recurring_event_id or str(uuid.uuid4())
-    _lock_series(host.pk)
+    lock_people([host.pk])
     _check_series_id_free(series_id)
     starts = occurrence_starts(start, time_zone, recurrence, count)
     indexes = list(range(count))
@@ -258,7 +252,7 @@ def booking_occurrence_create(
                 "the same wall-clock time as the first, in the organiser's time zone."
             }
         )
-    _lock_series(host.pk)
+    lock_people([host.pk])
     series = Booking.objects.filter(recurring_event_id=recurring_event_id)
     if series.exclude(event_type=event_type).exists() or series.exclude(organizer=host).exists():
         raise Conflict(f"recurringEventId {recurring_event_id} names a series of another event type.")

@@ -126,6 +126,7 @@ def test_event_type_with_both_owner_and_team_is_refused(operator_client):
             "minimum_booking_notice": 0,
             "before_event_buffer": 0,
             "after_event_buffer": 0,
+            **hosts_management_form(),
         },
     )
 
@@ -273,6 +274,16 @@ def test_reject_action_rejects_pending_bookings(operator_client):
     assert pending.status == BookingStatus.REJECTED
 
 
+def hosts_management_form(total: int = 0, initial: int = 0) -> dict:
+    """The management form of the event type page's hosts inline."""
+    return {
+        "hosts-TOTAL_FORMS": total,
+        "hosts-INITIAL_FORMS": initial,
+        "hosts-MIN_NUM_FORMS": 0,
+        "hosts-MAX_NUM_FORMS": 1000,
+    }
+
+
 def event_type_form(**overrides) -> dict:
     data = {
         "title": "Intro",
@@ -283,6 +294,7 @@ def event_type_form(**overrides) -> dict:
         "minimum_booking_notice": 0,
         "before_event_buffer": 0,
         "after_event_buffer": 0,
+        **hosts_management_form(),
     }
     data.update(overrides)
     return data
