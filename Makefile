@@ -108,13 +108,26 @@ clean: ## Remove .venv and var/ (the demo database too)
 # The API side by side with its framework floors (docs/benchmarks.md): wipes and seeds DATABASE_URL
 # (default postgres://postgres@127.0.0.1:5432/sched_bench; its name must contain "bench"), serves it
 # with gunicorn, loads it with wrk from a separate process, rewrites docs/benchmarks.md and its chart.
-# About 15 minutes on 2 cores; needs PostgreSQL and Redis (REDIS_URL, default db 7).
-bench: venv-dev ## The API against its framework floors; rewrites docs/benchmarks.md (~15 min)
+# Then the observability off vs on (bench-metrics) on the same database. About 20 minutes on 2 cores;
+# needs PostgreSQL and Redis (REDIS_URL, default db 7).
+bench: venv-dev ## The API against its framework floors; rewrites docs/benchmarks.md (~20 min)
 	@command -v wrk >/dev/null || { echo "Installing Debian's wrk"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.metrics --reuse
 	$(TEST_SETTINGS) $(BIN)/python -m benchmarks.noisy_neighbour
+
+.PHONY: bench-metrics
+# What the observability costs: the same requests through two gunicorn servers, observability off and
+# on (METRICS_ENABLED=1, or BENCH_METRICS_ON="METRICS_ENABLED=1 LOG_FORMAT=json"), in alternating
+# runs; prints throughput and CPU per request off and on, and their ratios (docs/benchmarks.md).
+# Wipes and seeds DATABASE_URL like `make bench` (BENCH_METRICS_REUSE=1: measure what it seeded).
+# About 4 minutes with the defaults; BENCH_METRICS_DURATION / _RUNS / _ONLY shorten it.
+bench-metrics: venv-dev ## Observability off vs on: throughput and CPU per request, and their ratio (~4 min)
+	@command -v wrk >/dev/null || { echo "Installing Debian's wrk"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+	$(BIN)/python -m benchmarks.metrics
 
 .PHONY: bench-webhooks
 # Webhook delivery: commit-to-first-attempt latency and deliveries/s of one worker vs a no-op task.

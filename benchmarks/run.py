@@ -125,7 +125,9 @@ def free_port() -> int:
 class Server:
     """gunicorn as production runs it: sync workers, DEBUG off, persistent DB connections."""
 
-    def __init__(self, workers: int, worker_class: str, threads: int):
+    def __init__(
+        self, workers: int, worker_class: str, threads: int, log_name: str = "gunicorn", ready_seconds: float = 30
+    ):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         # In memory where there is /dev/shm, so that logging each request never waits for a disk.
@@ -154,12 +156,17 @@ class Server:
             "--access-logformat",
             "%(D)s",
         ]
-        self.log = open(WORK_DIR / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
+        self.log_path = WORK_DIR / f"{log_name}.log"
+        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT)
-        self.wait_ready()
+        try:
+            self.wait_ready(ready_seconds)
+        except RuntimeError:
+            self.stop()  # not left serving after the benchmark gave up on it
+            raise
 
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
+    def wait_ready(self, seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.base_url}/healthz", timeout=2) as response:
@@ -167,7 +174,7 @@ class Server:
                         return
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError(f"gunicorn did not answer on {self.base_url}; see {WORK_DIR / 'gunicorn.log'}")
+        raise RuntimeError(f"gunicorn did not answer on {self.base_url}; see {self.log_path}")
 
     def pids(self) -> list[int]:
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()

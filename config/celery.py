@@ -18,6 +18,8 @@ app.conf.update(
     task_time_limit=90,
     task_ignore_result=True,
     broker_connection_retry_on_startup=True,
+    # Every beat (`celery -A config beat`, a worker's `-B`) sends only while it holds the beat lock.
+    beat_scheduler="core.beat:LockedScheduler",
 )
 app.autodiscover_tasks()
 

@@ -423,7 +423,12 @@ IDEMPOTENCY = {
 
 # Celery beat: the webhook sweeper re-enqueues due deliveries whose lease expired and fires due
 # MEETING_STARTED / MEETING_ENDED triggers; the purges delete finished deliveries and stored
-# Idempotency-Key answers past their retention. Run exactly one beat (`celery -A config beat`).
+# Idempotency-Key answers past their retention. One beat sends at a time: each holds a PostgreSQL
+# advisory lock first (core.beat), and any other waits, checking every BEAT_LOCK_CHECK_SECONDS.
+# BEAT_LOCK_DATABASE_URL: where that lock's session goes when DATABASE_URL is a transaction-mode
+# pooler (a session lock needs a session of its own); empty: DATABASE_URL.
+BEAT_LOCK_CHECK_SECONDS = env.float("BEAT_LOCK_CHECK_SECONDS", default=5.0)
+BEAT_LOCK_DATABASE_URL = env.str("BEAT_LOCK_DATABASE_URL", default="")
 CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {
         "task": "webhooks.sweep",

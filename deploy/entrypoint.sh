@@ -5,7 +5,8 @@
 #
 #   web      gunicorn on $BIND_ADDRESS (default 0.0.0.0:8000) with $WEB_WORKERS sync workers (default 2)
 #   worker   a Celery worker (threads, 4), node name worker@<host name>
-#   beat     the one Celery beat (its schedule file in $BEAT_SCHEDULE, default /tmp/celerybeat-schedule)
+#   beat     a Celery beat, which sends while it holds the beat lock (core/beat.py); its schedule
+#            file in $BEAT_SCHEDULE, default /tmp/celerybeat-schedule
 #   migrate  the migrations, then exit
 #
 # Anything else is run as given (`python manage.py createsuperuser ...`).

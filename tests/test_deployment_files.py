@@ -4,7 +4,8 @@ far as this machine can check them without a container engine or a cluster:
 - `kubectl kustomize` renders deploy/kubernetes, and every rendered object validates against
   Kubernetes' own schemas (`kubernetes-validate`, strict: an unknown field fails);
 - the probes send a Host header that ALLOWED_HOSTS accepts, the worker's grace period covers its
-  drain, beat runs alone, every container requests resources, the budgets select real pods;
+  drain, a beat rollout starts the new pod first (the beat lock makes that safe), every container
+  requests resources, the budgets select real pods;
 - `systemd-analyze verify` accepts the units (with the paths pointed at this checkout);
 - the container's entry point runs, for each role, the command the production smoke run executes
   (smoke/__main__.py), and its web role serves /readyz from this checkout.
@@ -93,14 +94,16 @@ def test_probes_send_a_host_that_allowed_hosts_accepts(rendered):
         assert hosts and hosts[0] in allowed
 
 
-def test_grace_periods_cover_the_drains_and_beat_runs_alone(rendered):
+def test_grace_periods_cover_the_drains_and_a_beat_rollout_starts_the_new_pod_first(rendered):
     specs = pod_specs(rendered)
     drain = WEBHOOK_DEFAULTS["CONNECT_TIMEOUT_SECONDS"] + WEBHOOK_DEFAULTS["TIMEOUT_SECONDS"] + 5  # webhooks.tasks
     beat = of_kind(rendered, "Deployment")["scheduling-beat"]
 
     assert specs["scheduling-worker"]["terminationGracePeriodSeconds"] >= drain
     assert specs["scheduling-web"]["terminationGracePeriodSeconds"] >= 30 + 5  # gunicorn's graceful timeout
-    assert beat["spec"]["replicas"] == 1 and beat["spec"]["strategy"]["type"] == "Recreate"
+    # The beat lock (core/beat.py) lets the new pod wait beside the old one: no gap in a rollout.
+    assert beat["spec"]["replicas"] == 1
+    assert beat["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
 
 
 def test_every_container_requests_resources_runs_unprivileged_and_plays_one_role(rendered):

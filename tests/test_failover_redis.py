@@ -7,6 +7,7 @@ webhooks resume through it, each booking's delivered (one delivery per booking).
 docs/operations.md."""
 
 import json
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -44,9 +45,16 @@ class RedisSet:
         self.processes: dict[str, subprocess.Popen] = {}
 
     def _server(self, name: str, port: int, *extra: str) -> None:
+        # No snapshots; and the replica's copy of the primary (a full sync writes it to disk) goes
+        # into the server's own folder, never into the working directory (the checkout).
+        folder = self.directory / name
+        folder.mkdir()
         command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         self.processes[name] = subprocess.Popen(
-            [*command, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [*command, "--dir", str(folder), *extra],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wait_for_port(port)
 
@@ -62,7 +70,10 @@ class RedisSet:
                 f"sentinel failover-timeout {MASTER} 5000\n"
             )
             self.processes[f"sentinel-{index}"] = subprocess.Popen(
-                ["redis-server", str(config), "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                ["redis-server", str(config), "--sentinel"],
+                cwd=self.directory,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             wait_for_port(port)
         replica = redis.Redis(port=self.replica_port)
@@ -81,6 +92,7 @@ class RedisSet:
             if process.poll() is None:
                 process.kill()
                 process.wait(10)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 @pytest.fixture
@@ -166,3 +178,10 @@ def test_primary_killed_under_bookings_sentinel_promotes_and_everything_resumes(
 
 
 receiver = pytest.fixture(receiving)
+
+
+def test_the_drills_servers_write_only_into_folders_of_their_own(redis_set):
+    for name, port in (("primary", redis_set.primary_port), ("replica", redis_set.replica_port)):
+        assert redis.Redis(port=port).config_get("dir")["dir"] == str(redis_set.directory / name)
+    # The replica's full sync wrote the primary's copy there, not into the working directory.
+    assert (redis_set.directory / "replica" / "dump.rdb").exists()

@@ -30,4 +30,5 @@ def test_operations_guide_describes_the_smoke_run_and_the_two_beats():
     guide = (ROOT / "docs" / "operations.md").read_text()
     assert "## The production smoke run (`make smoke`, part of `make test`)" in guide
     assert "### Two beats" in guide
-    assert "it runs, and nothing is sent twice" in guide
+    assert "**one sends, the others\nwait**" in guide
+    assert "**nothing is sent twice**" in guide

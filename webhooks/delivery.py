@@ -269,7 +269,17 @@ def _result_values(result: sending.SendResult) -> dict:
 
 def _record_success(*, started: StartedAttempt, result: sending.SendResult) -> DeliveryAttempt:
     """The hot path of `_record`: the attempt's result, the delivery succeeded, the webhook's failure
-    run and circuit reset, in one statement (one round trip, atomic on its own)."""
+    run and circuit reset, in one statement (one round trip, atomic on its own). A delivery of a
+    re-enabled webhook's sequence also releases the next one, in the same transaction."""
+    if started.delivery.in_sequence:
+        with transaction.atomic():
+            attempt = _write_success(started=started, result=result)
+            _continue_sequence(webhook_id=started.delivery.webhook_id, delivery_id=started.delivery.pk)
+        return attempt
+    return _write_success(started=started, result=result)
+
+
+def _write_success(*, started: StartedAttempt, result: sending.SendResult) -> DeliveryAttempt:
     delivery, attempt = started.delivery, started.attempt
     for name, value in _result_values(result).items():
         setattr(attempt, name, value)
@@ -350,6 +360,8 @@ def _record(*, started: StartedAttempt, result: sending.SendResult, retry: bool)
         delivery.save()
         if not result.succeeded and not is_ping:
             _note_failure(webhook, finished)
+        if delivery.in_sequence:
+            _continue_sequence(webhook_id=webhook.pk, delivery_id=delivery.pk)
     return attempt
 
 
@@ -402,27 +414,57 @@ def webhook_auto_disable(*, webhook: Webhook, reason: str) -> None:
 
 def resume_deliveries(*, webhook: Webhook) -> int:
     """After a webhook is re-enabled: its waiting deliveries (kept by auto-disable) are sent again
-    from the start of the retry schedule, oldest first, one after the other (each one's end starts
-    the next, through the webhook's gate). Call inside the transaction that re-enables it."""
-    now = timezone.now()
+    from the start of the retry schedule, oldest first, one after the other. Call inside the
+    transaction that re-enables it (which holds the webhook's row).
+
+    The order is kept in the database, not by timing: the deliveries join the webhook's sequence
+    (`in_sequence`) and stay without a due time, so neither a worker nor the sweeper can send them;
+    only the oldest is released (due now, leased, enqueued). The end of its attempt, whatever the
+    outcome, releases the next one in the transaction that logs it (`_continue_sequence`). A
+    released delivery is an ordinary one for the lease and the sweeper: lost with a worker or
+    with Redis, it is sent again when its lease runs out, and the sequence goes on from there."""
     paused = WebhookDelivery.objects.filter(
         webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__isnull=True
     )
-    delivery_ids = list(paused.order_by("id").values_list("pk", flat=True))
-    if not delivery_ids:
-        return 0
-    paused.update(
-        retry_index=0, next_attempt_at=now, lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS"))
+    resumed = paused.update(retry_index=0, lease_expires_at=None, in_sequence=True)
+    if resumed:
+        _release_next_in_sequence(webhook_id=webhook.pk)
+    return resumed
+
+
+def _paused():
+    return Q(status=DeliveryStatus.PENDING, next_attempt_at__isnull=True)
+
+
+def _release_next_in_sequence(*, webhook_id) -> int | None:
+    """Make the oldest waiting delivery of the webhook's sequence due and enqueue it after commit,
+    unless one of the sequence is out already (released, being sent, or sent early by a
+    redeliver): its end releases the next. The caller holds the webhook's row, so that a re-enable
+    and the end of an attempt never both release one."""
+    sequence = WebhookDelivery.objects.filter(webhook_id=webhook_id, in_sequence=True)
+    if sequence.filter(status__in=OPEN_DELIVERY_STATUSES).exclude(_paused()).exists():
+        return None
+    next_id = sequence.filter(_paused()).order_by("id").values_list("pk", flat=True).first()
+    if next_id is None:
+        return None
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=next_id).update(
+        next_attempt_at=now, lease_expires_at=now + timedelta(seconds=webhook_setting("LEASE_SECONDS"))
     )
-    webhook_id = webhook.pk
+    transaction.on_commit(lambda: enqueue_deliveries([next_id]))
+    return next_id
 
-    def queue_them():
-        oldest = slots.gate().enqueue_waiting(webhook_id=webhook_id, delivery_ids=delivery_ids)
-        if oldest is not None:
-            enqueue_deliveries([oldest])
 
-    transaction.on_commit(queue_them)
-    return len(delivery_ids)
+def _continue_sequence(*, webhook_id, delivery_id: int) -> None:
+    """An attempt of a delivery in its webhook's sequence ended (inside the transaction that logs
+    it): the delivery leaves the sequence (a retry of it is due on its own schedule) and the next
+    one is released. If the webhook was disabled while it was out, the delivery is waiting again
+    and keeps its place: re-enabling starts from it."""
+    webhook = Webhook.objects.select_for_update(no_key=True).filter(pk=webhook_id).values_list("active", flat=True)
+    active = webhook.first()
+    WebhookDelivery.objects.filter(pk=delivery_id, in_sequence=True).exclude(_paused()).update(in_sequence=False)
+    if active:
+        _release_next_in_sequence(webhook_id=webhook_id)
 
 
 def close_interrupted_attempts(*, now: datetime) -> int:

@@ -166,6 +166,8 @@ class WebhookDelivery(models.Model):
     every retry and redelivery. `next_attempt_at` is when the next attempt is due; `lease_expires_at`
     is how long the row belongs to whoever enqueued or is sending it (the sweeper takes back rows
     whose lease ran out). `retry_index` counts failures since the last (re)start, for the schedule.
+    `in_sequence` marks the deliveries a re-enabled webhook sends one after the other, oldest first
+    (`webhooks.delivery.resume_deliveries`): the end of one's attempt releases the next.
     """
 
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
@@ -181,6 +183,7 @@ class WebhookDelivery(models.Model):
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    in_sequence = models.BooleanField(default=False, db_default=False)
     # Set by PostgreSQL on insert; see webhooks.events for how it orders the feed.
     transaction_id = models.BigIntegerField(db_default=CurrentTransactionId(), editable=False)
 
@@ -203,6 +206,8 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["webhook", "id"], name="delivery_webhook_id"),
             models.Index(fields=["status", "id"], name="delivery_status_id"),
             models.Index(fields=["created_at"], name="delivery_created_at"),
+            # A re-enabled webhook's sequence: the next delivery to release, and the one that is out.
+            models.Index(fields=["webhook", "id"], condition=Q(in_sequence=True), name="delivery_in_sequence"),
             # The retention purge (webhooks.retention): finished deliveries, oldest event first.
             models.Index(
                 fields=["event_created_at"],

@@ -72,7 +72,7 @@ def webhook_deactivate(*, webhook: Webhook, reason: str) -> Webhook:
     """`active: false` means nothing is sent: pending deliveries are cancelled with it."""
     Webhook.objects.filter(pk=webhook.pk).update(active=False, disabled_reason=reason[:500])
     WebhookDelivery.objects.filter(webhook_id=webhook.pk, status__in=OPEN_DELIVERY_STATUSES).update(
-        status=DeliveryStatus.CANCELLED, next_attempt_at=None, lease_expires_at=None
+        status=DeliveryStatus.CANCELLED, next_attempt_at=None, lease_expires_at=None, in_sequence=False
     )
     webhook.active, webhook.disabled_reason = False, reason[:500]
     return webhook

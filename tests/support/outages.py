@@ -42,14 +42,19 @@ class PrivateRedis:
     def __init__(self):
         self.port = free_port()
         self.process = None
+        self.directory = None
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        # A folder of its own as its working directory: whatever it might write stays out of the checkout.
+        self.directory = self.directory or tempfile.mkdtemp(prefix="private-redis-")
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            + ["--dir", self.directory],
+            cwd=self.directory,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -77,6 +82,8 @@ class PrivateRedis:
 
     def __exit__(self, *exc_info):
         self.stop()
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _postgres_bin(name: str) -> str:
