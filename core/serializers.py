@@ -20,8 +20,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
 
+from core.fastpath.output import FastReadMixin
 from core.limits import JsonBounds, inspect_json, limit
-from core.readpath.output import FastReadMixin
 
 
 def to_camel(name: str) -> str:

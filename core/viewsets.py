@@ -43,7 +43,7 @@ What the base gives you:
   (`perform_create(data)` returns the instance, the envelopes are ours), so DRF's imported by habit
   cannot pass for them;
 - one read path: list and get read the selector's queryset as rows of exactly what
-  `serializer_class` shows (core.readpath), writes get model instances from the same queryset;
+  `serializer_class` shows (core.fastpath), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
   others → 403 for another user's id, 400 for a non-integer);
 - a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it);
@@ -66,10 +66,10 @@ from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
+from core.fastpath import plain_prefetches, read_row_by_key, read_rows
 from core.idempotency import IdempotentWritesMixin
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
-from core.readpath import plain_prefetches, read_row_by_key, read_rows
 
 MAX_ID = 2**63 - 1  # bigint
 
@@ -226,7 +226,7 @@ class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFir
 
     def get_object(self, *, as_rows: bool = False):
         """The object the path names, from the caller's visible queryset: a model instance for a
-        write, a row of what the serializer shows for a GET (`as_rows`, core.readpath)."""
+        write, a row of what the serializer shows for a GET (`as_rows`, core.fastpath)."""
         queryset = self.filter_queryset(self.get_queryset())
         if as_rows:
             queryset = read_rows(queryset, self.get_output_serializer_class())
@@ -270,7 +270,7 @@ class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFir
         return data
 
     def reload(self, instance):
-        """The written object for the response body, read back as GET /{id} reads it (core.readpath:
+        """The written object for the response body, read back as GET /{id} reads it (core.fastpath:
         the output serializer's columns, the selector's relations) by its primary key, with one
         statement compiled once: a write answers with what it wrote, also where the caller cannot
         see the result afterwards (a booking of someone else's event type). The instance itself

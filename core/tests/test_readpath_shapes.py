@@ -1,4 +1,4 @@
-"""`core.readpath.shapes`: a list's page and COUNT are compiled once per query shape and then run
+"""`core.fastpath.shapes`: a list's page and COUNT are compiled once per query shape and then run
 with each request's values; every shape it does not know is read by the ORM as before. The rows
 and totals are always the ORM's own."""
 
@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.readpath import read_rows
-from core.readpath.rows import row_iterable
-from core.readpath.shapes import MAX_SHAPES, Shape, counted_once, same_params, shape_of
+from core.fastpath import read_rows
+from core.fastpath.rows import row_iterable
+from core.fastpath.shapes import MAX_SHAPES, Shape, counted_once, same_params, shape_of
 from payments.models import Payment
 from payments.selectors import payment_list
 from payments.serializers import PaymentSerializer
@@ -121,7 +121,7 @@ def test_the_kept_count_is_the_orms_count_for_each_callers_values(two_organizers
 
 
 def test_a_query_compiled_against_its_slice_keeps_no_statement(two_organizers):
-    """The bookings' visibility (core.readpath.branches) repeats the page's end in its branches: no
+    """The bookings' visibility (core.fastpath.branches) repeats the page's end in its branches: no
     statement is kept for it, and each count and page is the ORM's own."""
     first, second = two_organizers
     for caller in (first, second):
@@ -174,7 +174,7 @@ def test_the_kept_statements_per_list_are_bounded(two_organizers, monkeypatch):
     first, _ = two_organizers
     pages = node(Payment, PaymentSerializer).pages
     monkeypatch.setattr(pages, "by_key", {})
-    monkeypatch.setattr("core.readpath.shapes.MAX_SHAPES", 3)
+    monkeypatch.setattr("core.fastpath.shapes.MAX_SHAPES", 3)
 
     for count in range(1, 7):  # a filter by N ids is a shape per N
         ids = list(range(1, count + 1))

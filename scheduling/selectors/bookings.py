@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import Membership, MembershipRole, User
-from core.readpath.branches import AnyBranch, Branch, one_of
+from core.fastpath.branches import AnyBranch, Branch, one_of
 from scheduling.models import Attendee, Booking, BookingHost, EventType
 
 
@@ -29,7 +29,7 @@ def booking_list(
 ) -> QuerySet[Booking]:
     """The bookings the caller may see (`booking_visibility`), or for system admins everyone's
     (narrowed by `user_ids`, organizers' ids), with what `BookingSerializer` shows: for the writes
-    and the bodies they answer with, and for GETs read as rows (core.readpath).
+    and the bodies they answer with, and for GETs read as rows (core.fastpath).
 
     `after_start_time` keeps bookings starting at or after it; `before_end_time` those ending at
     or before it; `attendee_emails` those with an attendee of one of these addresses;
@@ -67,7 +67,7 @@ def booking_visibility(user: User) -> AnyBranch:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
     to those they may decide on.
 
-    Branches read apart (core.readpath.branches): the bookings they organise, those of each event
+    Branches read apart (core.fastpath.branches): the bookings they organise, those of each event
     type they own or whose team they run (read first: a few), and those whose attendees have
     their address. Each branch repeats the list's filters, order and end, and reads an index in
     the list's order (`booking_organizer_order`, `booking_event_type_order`, the primary key), so

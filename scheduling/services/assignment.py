@@ -24,7 +24,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
-from core.loaded import record_loaded
+from core.fastpath.loaded import record_loaded
 from scheduling.models import Booking, BookingHost, BookingStatus, EventType, SchedulingType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by

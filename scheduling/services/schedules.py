@@ -14,10 +14,10 @@ from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.compiled_queries import CompiledValues, Parameter
 from core.exceptions import Forbidden
+from core.fastpath.compiled_queries import CompiledValues, Parameter
+from core.fastpath.loaded import record_loaded
 from core.limits import limit
-from core.loaded import record_loaded
 from scheduling.models import Availability, Schedule
 
 DEFAULT_AVAILABILITY = ({"days": [1, 2, 3, 4, 5], "start_time": time(9, 0), "end_time": time(17, 0), "date": None},)

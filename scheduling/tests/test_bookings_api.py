@@ -342,7 +342,7 @@ def test_list_query_count_does_not_grow_with_rows(api_client, django_assert_num_
 
 
 def test_list_and_get_write_the_body_create_reschedule_and_cancel_write(api_client, key, organizer):
-    """GET reads rows (core.readpath), the writes answer with model instances (`booking_list`):
+    """GET reads rows (core.fastpath), the writes answer with model instances (`booking_list`):
     both must write the same bytes for the same booking."""
     event_type = EventTypeFactory(owner=organizer, length=30, price=4500, currency="eur")
     body = booking_body(
@@ -530,7 +530,7 @@ def test_create_reads_nothing_back_after_its_writes(api_client, key, event_type)
 
 
 def test_booking_rows_write_what_model_instances_write(django_assert_num_queries, organizer):
-    from core.readpath import read_rows
+    from core.fastpath import read_rows
     from scheduling.selectors.bookings import booking_list
     from scheduling.serializers.bookings import BookingSerializer
 

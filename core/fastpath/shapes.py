@@ -12,7 +12,7 @@ the same. So:
   counts), the WHERE clause's SQL, the order and whether the query is sliced. Its values are the
   WHERE clause's parameters, as the ORM compiles them, and the slice as two more parameters
   (`LIMIT %s OFFSET %s`).
-- A WHERE clause holding a condition compiled against its query's slice (core.readpath.branches)
+- A WHERE clause holding a condition compiled against its query's slice (core.fastpath.branches)
   has no shape: the ORM compiles it on every request.
 - The first request of a shape compiles the statement through the ORM as before and keeps it only
   if the ORM's parameters are exactly the WHERE clause's (each of the same type and equal). Any
@@ -30,7 +30,7 @@ from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.sql import Query
 
-from core.readpath.branches import holds_branches
+from core.fastpath.branches import holds_branches
 
 # The Query attributes a shape may set (its key covers them); every other attribute must hold
 # what a new Query holds, so a queryset this module does not know is never taken for a shape.
@@ -92,7 +92,7 @@ def shape_of(queryset: QuerySet) -> Shape | None:
 
 def _per_query(where) -> bool:
     """Whether the WHERE clause holds a condition whose SQL depends on the query it is compiled in
-    (core.readpath.branches), which no statement kept for a shape can stand for."""
+    (core.fastpath.branches), which no statement kept for a shape can stand for."""
     return holds_branches(where)
 
 

@@ -15,7 +15,7 @@ N of the whole list is among the first N of its branch. A COUNT bounded by a LIM
 (core.pagination) bounds every branch alike; a query without an end reads each branch whole.
 
 Two rules follow for everyone else. The statement depends on the query's slice, so it is
-compiled per request (core.readpath.shapes keeps no statement of a query that holds one). And it
+compiled per request (core.fastpath.shapes keeps no statement of a query that holds one). And it
 must stand at the top of the query's WHERE, ANDed with the rest: it copies every other condition
 into its branches (elsewhere it is a ValueError when the query is compiled).
 """
@@ -29,7 +29,7 @@ from django.db.models.lookups import Exact
 from django.db.models.sql import Query
 from django.db.models.sql.where import AND, WhereNode
 
-from core.compiled_queries import AnyOf
+from core.fastpath.compiled_queries import AnyOf
 
 
 @dataclass(frozen=True)

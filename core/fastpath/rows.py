@@ -45,8 +45,8 @@ from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
-from core.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
-from core.readpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
+from core.fastpath.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
+from core.fastpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
 
 
 def reads(*sources: str) -> Callable:
@@ -134,7 +134,7 @@ class _Node:
                 sources = getattr(getattr(serializer_class, field.method_name), "reads", None)
                 if sources is None:
                     raise ImproperlyConfigured(
-                        f"{place}: {field.method_name} must say what it reads with @core.readpath.reads(...)."
+                        f"{place}: {field.method_name} must say what it reads with @core.fastpath.reads(...)."
                     )
                 for source in sources:
                     self.add_source(source.split("."))
@@ -240,7 +240,7 @@ class _Node:
     def page_statement(self, queryset: QuerySet, shape: Shape) -> CompiledValues | None:
         """The statement of `queryset`'s rows without its slice for its shape: compiled by the ORM
         at the shape's first request and kept if its parameters are exactly the shape's
-        (core.readpath.shapes); None when it was not kept."""
+        (core.fastpath.shapes); None when it was not kept."""
         kept = self.pages.get(shape)
         if kept is not MISSING:
             return kept
@@ -342,7 +342,7 @@ def _row_class(model: type[Model], properties: set[str]) -> type:
     pk_attname = model._meta.pk.attname
     namespace = {
         "__module__": __name__,
-        "__doc__": f"A read-only row of {model.__name__} (core.readpath).",
+        "__doc__": f"A read-only row of {model.__name__} (core.fastpath).",
         "pk": property(lambda item: item.__dict__[pk_attname]),
         "__repr__": lambda item: f"<{model.__name__} row {item.__dict__.get(pk_attname)}>",
         **{name: inspect.getattr_static(model, name) for name in properties},
@@ -369,7 +369,7 @@ class RowIterable(BaseIterable):
 
 class RowCount:
     """Mixed into the class of the queryset `read_rows` answers: its COUNT, too, is compiled once
-    per shape (core.readpath.shapes), and its clones keep the querysets its reverse relations are
+    per shape (core.fastpath.shapes), and its clones keep the querysets its reverse relations are
     read through (`_row_related`: a subclass of the iterable for each queryset made a class per
     request, which only the cyclic collector could free)."""
 

@@ -1,5 +1,5 @@
 """How a GET's rows are written out: `FastReadMixin`, the output half of the read path (the rows
-themselves come from `core.readpath.rows`). Each serializer class's `to_representation` is worked
+themselves come from `core.fastpath.rows`). Each serializer class's `to_representation` is worked
 out once per process into a plan of (key, reader, kind) steps, which writes exactly what DRF's own
 `Serializer.to_representation` writes without DRF's per-request field building and per-field
 dispatch (docs/benchmarks.md, "Profiling and what changed"). The plan is then written out as one
