@@ -1,9 +1,16 @@
-"""Rows a write has just made, recorded on the object it returns as if they had been prefetched.
+"""What a write answers with: the rows it has just made, recorded on the object it returns as if
+they had been prefetched (`record_loaded`), or the object read back by its key (`read_back`).
 
 A create that answers with what it wrote (instead of reading it back) hands its serializer an
 object whose reverse relations (`schedule.availability`, `booking.attendees`) already hold the
 rows: `instance.<relation>.all()` then runs no query, exactly as after `prefetch_related()`.
 """
+
+from collections.abc import Callable
+
+from django.db.models import QuerySet
+
+from core.fastpath.rows import plain_prefetches, read_row_by_key
 
 
 def record_loaded(instance, relation: str, objects: list) -> None:
@@ -18,3 +25,22 @@ def record_loaded(instance, relation: str, objects: list) -> None:
     queryset._result_cache = objects
     queryset._prefetch_done = True
     instance.__dict__.setdefault("_prefetched_objects_cache", {})[field.remote_field.cache_name] = queryset
+
+
+def read_back(owner: type, selector: Callable[[], QuerySet], serializer_class: type, pk) -> object | None:
+    """The row of primary key `pk` as GET /{id} reads it (`read_row_by_key`: the serializer's
+    columns, the selector's relations), whatever the selector's filters; None when it is gone.
+
+    The selector's queryset is built only for its prefetches (which reverse relations the answer
+    reads, in which order). When they are plain (`plain_prefetches`: no filter, the same for every
+    caller, as every selector here writes them) they are kept on `owner` (the view class) for its
+    next writes, and the selector is not built again; so a selector must not prefetch differently
+    per caller."""
+    kept = owner.__dict__.get("_reload_from")
+    if kept is not None:  # (an empty queryset of the model, its prefetches)
+        return read_row_by_key(kept[0], serializer_class, pk, related=kept[1])
+    queryset = selector()
+    prefetches = plain_prefetches(queryset)
+    if prefetches is not None:
+        owner._reload_from = (queryset.model._default_manager.none(), prefetches)
+    return read_row_by_key(queryset, serializer_class, pk)
