@@ -30,6 +30,7 @@ from django.db.models.sql import Query
 from django.db.models.sql.where import AND, WhereNode
 
 from core.fastpath.compiled_queries import AnyOf
+from core.fastpath.switch import fast_paths
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,18 @@ class AnyBranch(Expression):
         self.unordered = list(unordered) if unordered is not None else self.branches
 
     def resolve_expression(self, query=None, allow_joins=True, reuse=None, summarize=False, for_save=False):
+        if not fast_paths():  # (`FAST_PATHS`) the plain form of the rule: an OR of the branches
+            return self.plain(query.model).resolve_expression(query, allow_joins, reuse, summarize, for_save)
         return self.copy()  # the branches are resolved against the query when it is compiled
+
+    def plain(self, model) -> Q:
+        """The same rule as the ORM writes it: the row is one of a branch's rows (each branch a
+        subquery of `model`, so that one through a reverse relation gives each row once)."""
+        rule = Q(pk__in=[])
+        for branch in self.unordered:
+            condition = branch.condition if isinstance(branch, Branch) else branch
+            rule |= Q(pk__in=model._default_manager.filter(condition).values("pk"))
+        return rule
 
     def as_sql(self, compiler, connection):
         outer = compiler.query

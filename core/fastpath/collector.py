@@ -23,9 +23,14 @@ import gc
 
 from django.conf import settings
 
+from core.fastpath.switch import fast_paths
+
 
 def settle_collector() -> None:
-    """Freeze what the process has loaded and raise the first generation's threshold."""
+    """Freeze what the process has loaded and raise the first generation's threshold; with the
+    switch off (`FAST_PATHS`), Python's own collector settings."""
+    if not fast_paths():
+        return
     gc.collect()
     gc.freeze()
     _first, *older = gc.get_threshold()

@@ -6,6 +6,8 @@ from django.utils.functional import cached_property
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
 
+from core.fastpath.switch import fast_paths
+
 
 class BuiltOnceFieldsMixin:
     """A serializer's fields are worked out once per class and copied for each instance.
@@ -23,6 +25,8 @@ class BuiltOnceFieldsMixin:
 
     @cached_property
     def fields(self):
+        if not fast_paths():  # (`FAST_PATHS`) DRF's own: every field built for this instance
+            return super().fields
         prototypes = type(self).__dict__.get("_field_prototypes")
         if prototypes is None:
             prototypes = self.get_fields()

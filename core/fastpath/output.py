@@ -30,6 +30,7 @@ from rest_framework.fields import SkipField, empty
 from rest_framework.settings import api_settings
 
 from core.datetimes import UTC_FORMAT, utc_text
+from core.fastpath.switch import fast_paths
 
 _SIMPLE_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
 _CONTEXT_FREE_FIELDS = (
@@ -235,6 +236,8 @@ class FastReadMixin:
     """
 
     def to_representation(self, instance):
+        if not fast_paths():
+            return super().to_representation(instance)
         write = _writer(type(self))
         if write is None or isinstance(instance, Mapping):
             return super().to_representation(instance)

@@ -4,6 +4,8 @@ collector had to find"); the collector's settings for a server process are in
 
 from rest_framework.serializers import BaseSerializer
 
+from core.fastpath.switch import fast_paths
+
 
 class ReleasedWhenSentMixin:
     """The objects of a request freed as soon as its response has been sent.
@@ -20,6 +22,8 @@ class ReleasedWhenSentMixin:
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        if not fast_paths():  # (`FAST_PATHS`) left to the collector, as DRF leaves them
+            return response
         # Django calls a response's closers from `close()`, which the WSGI server (and the test
         # client) calls once the response is written; it is how Django closes a FileResponse's file.
         response._resource_closers.append(self._release_when_sent)
@@ -49,6 +53,8 @@ class ReleasedWhenSentMixin:
 def take_apart(serializer: BaseSerializer) -> None:
     """Cut the links between a serializer no longer needed and its fields (each field's `parent`,
     the `child` of a list or a dict), nested ones included, so that reference counting frees them."""
+    if not fast_paths():
+        return
     parts = [serializer]
     while parts:
         part = parts.pop()
