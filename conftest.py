@@ -10,6 +10,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+# Fixtures every app's tests may use by name, without importing them: a real HTTP receiver and a
+# real Celery worker (`receiver`, `start_worker`, ...), the CalDAV and feed servers.
+pytest_plugins = ["tests.support.live_services", "tests.support.calendar_servers"]
+
 SERVICES = {
     "PostgreSQL": (
         "DATABASE_URL",
