@@ -10,9 +10,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-# Fixtures every app's tests may use by name, without importing them: a real HTTP receiver and a
-# real Celery worker (`receiver`, `start_worker`, ...), the CalDAV and feed servers.
-pytest_plugins = ["tests.support.live_services", "tests.support.calendar_servers"]
+# Fixtures every app's tests may use by name, without importing them: the organizer, their API key
+# and event type; a real HTTP receiver and a real Celery worker (`receiver`, `start_worker`, ...);
+# the CalDAV and feed servers.
+pytest_plugins = ["tests.support.people", "tests.support.live_services", "tests.support.calendar_servers"]
 
 SERVICES = {
     "PostgreSQL": (

@@ -18,16 +18,6 @@ def snapshot():
     return list(Payment.objects.order_by("id").values_list("id", "amount", "success", "refunded", "booking_id"))
 
 
-@pytest.fixture
-def organizer():
-    return UserFactory()
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
 def test_list_shows_payments_of_my_bookings_only(api_client, organizer, key):
     mine = PaymentFactory(booking=BookingFactory(organizer=organizer))
     PaymentFactory()
