@@ -21,7 +21,8 @@ Each piece: what it replaces; its gain; what answers instead when the switch is 
 - `compiled_queries.py` (`CompiledQuery`, `CompiledValues`, `Parameter`, `AnyOf`): building a hot
   lookup's ORM query on every call; compiled once, run with each call's values, JSON columns read
   with orjson. API key lookup 0.50 → 0.11 ms CPU, bookable event type 6.8 → 1.2 ms. Off: the ORM
-  evaluates the queryset on every call.
+  evaluates the queryset on every call. Its `rows_together` sends a read-back's statements in one
+  pipeline: a schedule PATCH's read-back 9.4 → 7.5 ms on a loaded machine. Off: one after another.
 - `loaded.py` (`record_loaded`, `read_back`): reading a write's answer back; the service's objects
   as written, or one statement by key. `POST /v1/bookings` 14 → 11 statements, ÷ floor 0.81 →
   0.85–0.90. Off: nothing recorded, the ORM reads the answer back.
