@@ -509,6 +509,7 @@ def test_create_answers_exactly_what_get_shows(api_client, organizer, case):
     )
 
 
+@pytest.mark.fastpath  # the machinery's own work, not the answer
 def test_create_reads_nothing_back_after_its_writes(api_client, key, event_type):
     """After the booking's INSERT, no statement reads a booking, an attendee or a payment: the answer
     is the booking as written."""
