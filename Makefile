@@ -62,8 +62,26 @@ RUN_ADDRESS ?= 127.0.0.1:8000
 run: venv ## Serve the demo on RUN_ADDRESS (default 127.0.0.1:8000) with PostgreSQL, a worker and beat
 	$(RUN_ENV) exec $(BIN)/python manage.py rundev $(RUN_ADDRESS)
 
-test: venv-dev browser pooler deploy-tools ## Run the test suite, the production smoke run, lint and the migration check (PostgreSQL, Redis)
-	$(TEST_SETTINGS) $(BIN)/python -m pytest
+# The API suites run a second time with the speed machinery off (FAST_PATHS=0, core/fastpath/),
+# where conftest.py also answers every read with it on and fails on any byte of difference. That
+# pass runs beside the whole suite, in its own process with its own test database
+# (FAST_PATHS_OFF_DATABASE_URL, default DATABASE_URL's name + `_fast_paths_off`) and Redis database
+# (FAST_PATHS_OFF_REDIS_URL, default redis://127.0.0.1:6379/9); its output is printed after the
+# suite's, and either failing fails `make test`.
+API_SUITES := accounts holds scheduling payments webhooks notifications calendars calv2 private_links
+FAST_PATHS_OFF := FAST_PATHS=0 \
+	DATABASE_URL=$${FAST_PATHS_OFF_DATABASE_URL:-$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/scheduling}_fast_paths_off} \
+	REDIS_URL=$${FAST_PATHS_OFF_REDIS_URL:-redis://127.0.0.1:6379/9}
+
+test: venv-dev browser pooler deploy-tools ## Run the test suite (and the API suites with FAST_PATHS=0), the production smoke run, lint and the migration check (PostgreSQL, Redis)
+	@mkdir -p var; \
+	$(TEST_SETTINGS) $(FAST_PATHS_OFF) $(BIN)/python -m pytest -p no:cacheprovider $(API_SUITES) \
+		>var/fast-paths-off.log 2>&1 & off=$$!; \
+	$(TEST_SETTINGS) $(BIN)/python -m pytest; whole=$$?; \
+	wait $$off; plain=$$?; \
+	echo "== The API suites with FAST_PATHS=0 (var/fast-paths-off.log) =="; cat var/fast-paths-off.log; \
+	echo "== pytest exit status: the whole suite $$whole, the API suites with FAST_PATHS=0 $$plain =="; \
+	test $$whole -eq 0 && test $$plain -eq 0
 	$(SMOKE)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

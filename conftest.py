@@ -5,10 +5,16 @@ naming the service, the URL tried and how to start it; nothing is skipped.
 """
 
 import os
+import re
 import socket
 from urllib.parse import urlsplit
 
 import pytest
+
+# Fixtures every app's tests may use by name, without importing them: the organizer, their API key
+# and event type; a real HTTP receiver and a real Celery worker (`receiver`, `start_worker`, ...);
+# the CalDAV and feed servers.
+pytest_plugins = ["tests.support.people", "tests.support.live_services", "tests.support.calendar_servers"]
 
 SERVICES = {
     "PostgreSQL": (
@@ -139,13 +145,17 @@ def check_httpx_response(response):
 def _answers_match_the_document():
     """Every answer of Django's test client (`client`, `api_client`, any `Client()`/`APIClient()`)
     is checked against the document; an undocumented one fails the call that got it."""
+    from django.conf import settings
     from django.test.client import Client
 
     original = Client.request
+    compare = not settings.FAST_PATHS
 
     def request(self, **kwargs):
         response = original(self, **kwargs)
         _check_django_response(response)
+        if compare:
+            _same_with_fast_paths(original, self, kwargs, response)
         return response
 
     Client.request = request
@@ -153,10 +163,85 @@ def _answers_match_the_document():
     Client.request = original
 
 
+# --- FAST_PATHS=0: every API read answered again with the machinery on, byte for byte -------------
+#
+# `make test` runs the API suites a second time with the switch off (README, "Two commands"). There
+# every GET and HEAD of `/v1/` and `/v2/` through Django's test client that answers JSON is answered
+# twice: as the test sees it (plain Django and DRF), then with the speed machinery on
+# (core/fastpath/), which must give the same status and the same bytes (each request's own
+# `requestId` and a v2 error's `timestamp` aside). The second answer is not rate-limited, and its
+# queries are taken out of the connection's log, so that the test counts only its own.
+
+API_PREFIXES = ("/v1/", "/v2/")
+_REQUEST_ID = re.compile(rb'"requestId": ?"[0-9a-f]{32}"')  # each request's own (core.middleware)
+_V2_ERROR_TIME = re.compile(rb'^\{"status":"error","timestamp":"[^"]*"')  # v2's error envelope: when it was sent
+
+
+def _own_parts_aside(body: bytes) -> bytes:
+    """An answer without what is each request's own: its id, and the time a v2 error was sent."""
+    return _V2_ERROR_TIME.sub(b'{"status":"error"', _REQUEST_ID.sub(b"", body))
+
+
+_fast_path_differences: list[str] = []
+
+
+def _same_with_fast_paths(original, client, kwargs, response):
+    from django.db import connections
+    from django.test import override_settings
+
+    from core.ratelimit import CredentialRateThrottle
+
+    request = getattr(response, "wsgi_request", None)
+    if request is None or request.method not in ("GET", "HEAD") or not request.path.startswith(API_PREFIXES):
+        return
+    if response.status_code == 429 or getattr(response, "streaming", False):
+        return
+    if "json" not in response.get("Content-Type", ""):  # the API's answers, not its HTML pages
+        return
+    logged = {database.alias: len(database.queries_log) for database in connections.all(initialized_only=True)}
+    allow_request = CredentialRateThrottle.allow_request
+    CredentialRateThrottle.allow_request = lambda throttle, request, view: True
+    try:
+        with override_settings(FAST_PATHS=True):
+            again = original(client, **kwargs)  # (closed by the test client, as the first one)
+    finally:
+        CredentialRateThrottle.allow_request = allow_request
+        for database in connections.all(initialized_only=True):
+            while len(database.queries_log) > logged.get(database.alias, 0):
+                database.queries_log.pop()
+    if (again.status_code, _own_parts_aside(again.content)) != (
+        response.status_code,
+        _own_parts_aside(response.content),
+    ):
+        message = (
+            f"{request.method} {request.get_full_path()}: with FAST_PATHS off {response.status_code} "
+            f"{response.content[:2000]!r}\n  with it on {again.status_code} {again.content[:2000]!r}"
+        )
+        _fast_path_differences.append(message)
+        raise AssertionError(f"The speed machinery changed an answer: {message}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With the switch off, tests of the machinery itself (`fastpath` marker: query counts,
+    statements compiled once) are left out: they describe what it does, not what the API answers."""
+    from django.conf import settings
+
+    if settings.FAST_PATHS:
+        return
+    kept, left_out = [], []
+    for item in items:
+        counts = {"django_assert_num_queries", "django_assert_max_num_queries"} & set(item.fixturenames)
+        (left_out if counts or item.get_closest_marker("fastpath") else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
 @pytest.fixture(autouse=True)
 def _live_answers_match_the_document(request, monkeypatch):
     """In a live-server test, every `requests` call to that server is checked the same way."""
     _all_violations.clear()
+    _fast_path_differences.clear()
     if "live_server" not in request.fixturenames:
         yield
         return
@@ -196,6 +281,9 @@ def pytest_runtest_makereport(item, call):
     if call.when == "call" and report.passed and _all_violations:
         report.outcome = "failed"
         report.longrepr = "Answers the OpenAPI document does not describe:\n\n" + "\n\n".join(_all_violations)
+    if call.when == "call" and report.passed and _fast_path_differences:
+        report.outcome = "failed"
+        report.longrepr = "Answers the speed machinery changed:\n\n" + "\n\n".join(_fast_path_differences)
     return report
 
 

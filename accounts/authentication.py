@@ -18,8 +18,8 @@ from rest_framework.authentication import BaseAuthentication
 
 from accounts.models import ApiKey
 from core.authentication import Credential, bearer_token, checking_connection
-from core.compiled_queries import CompiledQuery, Parameter
 from core.exceptions import REALM, Forbidden, InvalidToken
+from core.fastpath.compiled_queries import CompiledQuery, Parameter
 from core.scopes import all_scopes, expand_scopes, parse_scopes
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -32,8 +32,8 @@ def hash_api_key(raw_key: str) -> str:
 @functools.cache
 def _api_key_lookup() -> CompiledQuery:
     """`ApiKey.objects.select_related("user").filter(hashed_key=…)`, compiled by the ORM once per
-    process (core/compiled_queries.py): building the query on every request cost more CPU than the database took
-    to answer it (docs/benchmarks.md, "Profiling and what changed")."""
+    process (core/fastpath/compiled_queries.py): building the query on every request cost more CPU
+    than the database took to answer it (docs/benchmarks.md, "Profiling and what changed")."""
     hashed_key = Parameter("hashed_key", ApiKey._meta.get_field("hashed_key"))
     # The key is unique: no ORDER BY (the model's ordering) for its one row, as `.get()` would do.
     return CompiledQuery(ApiKey.objects.select_related("user").filter(hashed_key=hashed_key).order_by()[:1])

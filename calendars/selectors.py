@@ -19,7 +19,7 @@ from core.exceptions import Conflict
 
 def busy_times(user, start, end) -> QuerySet[BusyTime]:
     """The busy time cached from the user's selected calendars that overlaps [start, end) (each
-    argument a value or a `core.compiled_queries.Parameter`): an indexed read, never a call to a
+    argument a value or a `core.fastpath.compiled_queries.Parameter`): an indexed read, never a call to a
     calendar server. The service's own events (the UID of one of the user's booking references)
     are left out: the booking blocks by itself, and must not block its own reschedule."""
     own = BookingReference.objects.filter(uid=OuterRef("event_uid"), booking__organizer_id=OuterRef("user_id"))

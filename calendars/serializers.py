@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from calendars.models import INTEGRATION_TYPES
-from core.readpath import reads
+from core.fastpath import reads
 from core.serializers import ApiSerializer
 
 INTEGRATIONS = sorted(set(INTEGRATION_TYPES.values()))

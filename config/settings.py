@@ -532,8 +532,11 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     }
 WORKER_REDIS_SOCKET_TIMEOUT_SECONDS = env.float("WORKER_REDIS_SOCKET_TIMEOUT_SECONDS", default=5.0)
 
+# The speed machinery (core/fastpath/): off, every piece answers through plain Django and DRF,
+# with the same bodies (README "Configuration").
+FAST_PATHS = env.bool("FAST_PATHS", default=True)
 # A web process's garbage collector runs its first generation every this many new container
-# objects (Python's own default is 700; config/wsgi.py, README "Configuration").
+# objects (Python's own default is 700; core/fastpath/collector.py, README "Configuration").
 GC_GEN0_THRESHOLD = env.int("GC_GEN0_THRESHOLD", default=10_000)
 # PostgreSQL that cannot be reached answers 503 service_unavailable with this Retry-After
 # (core.exceptions); a connection attempt gives up after DB_CONNECT_TIMEOUT_SECONDS (at least 2).

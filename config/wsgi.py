@@ -1,24 +1,9 @@
 """The WSGI entry point production servers load (`gunicorn config.wsgi`).
 
-Once Django is set up and the URLconf, with every view, serializer and model it imports, is
-loaded, everything alive is moved out of the garbage collector's reach (`gc.freeze()`): those
-objects (about 110,000) live as long as the process, yet every full collection used to walk all of
-them; freezing them shortens both the total time spent in full collections and the longest
-pause (measured per gunicorn worker: docs/benchmarks.md, "Profiling and what changed"). Under
-`gunicorn --preload` this runs in the master before the fork, which also keeps the workers from
-copying the pages those objects live on.
-
-The collector's first generation then runs every `GC_GEN0_THRESHOLD` (default 10,000) new
-container objects instead of Python's 700. A request that reads a page of 100 rows keeps a few
-thousand objects alive at once, so at 700 the collector ran in the middle of most such requests and
-moved what it found alive to an older generation, to be walked again there. With a request's
-objects freed when its response is sent (`core.viewsets.ReleasedWhenSentMixin`), a read or a
-schedule create leaves the collector nothing, so it runs only when one request holds more than
-that many objects at once, or after many requests of the kinds that still leave a few dozen (an
-update, a booking, an error): docs/benchmarks.md, "Garbage the collector had to find".
+Once Django is set up and the URLconf is loaded, the garbage collector is set for a long-lived
+server process (`core.fastpath.collector`).
 """
 
-import gc
 import os
 from importlib import import_module
 
@@ -28,7 +13,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 import_module(settings.ROOT_URLCONF)  # what the first request would import
-gc.collect()
-gc.freeze()
-_first, *_older = gc.get_threshold()
-gc.set_threshold(settings.GC_GEN0_THRESHOLD, *_older)
+
+from core.fastpath.collector import settle_collector  # noqa: E402 (needs Django set up)
+
+settle_collector()

@@ -16,7 +16,7 @@ with a query that an index answers, whatever the size of the table:
 - **Search** (`SearchField`): each field is searched by the meaning it has for staff, from an index:
   a prefix (an id pasted whole or its first characters), a case-insensitive prefix (an e-mail), or a
   case-insensitive "contains" (a name, a URL) served by a trigram index. Each field is its own
-  branch of the list's query (core.readpath.branches), read in the list's order up to the page's
+  branch of the list's query (core.fastpath.branches), read in the list's order up to the page's
   end, so a match in a joined table uses that table's index and a broad term stops after a page.
   The search box's help text says which field is searched how.
 - **Filters on large relations** (`autocomplete_filter`): a select box fed by the admin's
@@ -40,7 +40,7 @@ from django.db.models.functions import Lower
 from django.db.models.lookups import Contains, StartsWith
 from django.utils.functional import cached_property
 
-from core.readpath.branches import AnyBranch, holds_branches
+from core.fastpath.branches import AnyBranch, holds_branches
 
 # Up to this many matching rows a list says exactly how many; beyond, it says "about N".
 EXACT_COUNT_LIMIT = 10_000
@@ -142,7 +142,7 @@ class SearchField:
 
 def indexed_search(model, queryset: QuerySet, term: str, fields: tuple[SearchField, ...]) -> QuerySet:
     """The rows of `queryset` where any of `fields` matches the whole `term` (spaces included: staff
-    paste one value): one branch per field (core.readpath.branches), each read in the list's order
+    paste one value): one branch per field (core.fastpath.branches), each read in the list's order
     and stopping at the page's end, so a term that matches a tenth of a million-row table (`ch_1`)
     reads a page's worth of rows as a narrow one does; PostgreSQL reads a narrow term from the
     field's index and a broad one along the list's order. Each row is listed once."""

@@ -6,6 +6,6 @@ class CoreConfig(AppConfig):
     name = "core"
 
     def ready(self):
-        from core.db_loaders import use_compiled_datetime_loader
+        from core.fastpath.db_loaders import use_compiled_datetime_loader
 
-        connection_created.connect(use_compiled_datetime_loader, dispatch_uid="core.db_loaders")
+        connection_created.connect(use_compiled_datetime_loader, dispatch_uid="core.fastpath.db_loaders")

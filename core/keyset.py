@@ -56,7 +56,7 @@ def keyset_columns(queryset: QuerySet) -> list[Column] | None:
 
 
 def row_values(row, columns: list[Column], queryset: QuerySet) -> list:
-    """The order columns' values of `row` (a model instance or a core.readpath row); read again by
+    """The order columns' values of `row` (a model instance or a core.fastpath row); read again by
     primary key only when the row does not carry one of them."""
     attnames = [column.field.attname for column in columns]
     found = vars(row)

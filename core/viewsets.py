@@ -43,7 +43,7 @@ What the base gives you:
   (`perform_create(data)` returns the instance, the envelopes are ours), so DRF's imported by habit
   cannot pass for them;
 - one read path: list and get read the selector's queryset as rows of exactly what
-  `serializer_class` shows (core.readpath), writes get model instances from the same queryset;
+  `serializer_class` shows (core.fastpath), writes get model instances from the same queryset;
 - `requested_user_ids()`: the `?userId=` rule of docs/api.md, Conventions (system admins filter,
   others → 403 for another user's id, 400 for a non-integer);
 - a 404 problem for an object outside the caller's visible queryset (never a 403 that leaks it);
@@ -61,15 +61,17 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
-from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from core.exceptions import Forbidden, NotFound
+from core.fastpath import read_rows
+from core.fastpath.loaded import read_back
+from core.fastpath.release import ReleasedWhenSentMixin, take_apart
+from core.fastpath.switch import fast_paths
 from core.idempotency import IdempotentWritesMixin
 from core.pagination import PagePagination
 from core.query import QueryParameters, query_int_list
-from core.readpath import plain_prefetches, read_row_by_key, read_rows
 
 MAX_ID = 2**63 - 1  # bigint
 
@@ -98,62 +100,6 @@ class RateLimitFirstMixin:
     def check_permissions(self, request):
         self.check_throttles(request)
         super().check_permissions(request)
-
-
-class ReleasedWhenSentMixin:
-    """The objects of a request freed as soon as its response has been sent.
-
-    DRF ties a view, its request, its response and the response's serializers into reference
-    cycles (`view.request`, `request.parser_context["view"]`, `response.renderer_context`, a
-    serializer's fields naming it as their `parent`, `ReturnList.serializer`). Reference counting
-    cannot free a cycle, so a list's page of rows and its output stayed in memory until Python's
-    cyclic collector found them, and that collector then walked them in whatever request was
-    running: up to a tenth of a list's CPU, and pauses at the tail of the latencies
-    (docs/benchmarks.md, "Garbage the collector had to find"). When the server closes the response
-    (after its last byte), those links are cut and the request's objects go at once. The response
-    keeps its `data` and `wsgi_request`, which tests read."""
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        # Django calls a response's closers from `close()`, which the WSGI server (and the test
-        # client) calls once the response is written; it is how Django closes a FileResponse's file.
-        response._resource_closers.append(self._release_when_sent)
-        return response
-
-    def _release_when_sent(self):
-        response, request = self.__dict__.get("response"), self.__dict__.get("request")
-        self.__dict__.clear()
-        if request is not None:
-            request.parser_context = {}
-            # Django's middleware links its request back to itself twice: `request.auser` (a
-            # partial of the request) and the message storage (which holds the request). An API
-            # answer uses neither once it is sent; without them the request goes by reference
-            # counting too, and a worker's requests leave the collector nothing at all.
-            for name in ("auser", "_messages"):
-                request._request.__dict__.pop(name, None)
-        if response is not None:
-            response.renderer_context = {}
-            data = getattr(response, "data", None)
-            for value in (data, *data.values()) if isinstance(data, dict) else (data,):
-                serializer = getattr(value, "serializer", None)  # DRF's ReturnList / ReturnDict
-                if isinstance(serializer, BaseSerializer):
-                    value.serializer = None
-                    _take_apart(serializer)
-
-
-def _take_apart(serializer: BaseSerializer) -> None:
-    """Cut the links between a serializer no longer needed and its fields (each field's `parent`,
-    the `child` of a list or a dict), nested ones included, so that reference counting frees them."""
-    parts = [serializer]
-    while parts:
-        part = parts.pop()
-        fields = part.__dict__.get("fields")  # a serializer's, once built (a cached property)
-        if fields is not None:
-            parts.extend(fields.values())
-        child = part.__dict__.get("child")
-        if child is not None:
-            parts.append(child)
-        part.__dict__.clear()
 
 
 class ResourceAPIView(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFirstMixin, APIView):
@@ -226,7 +172,7 @@ class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFir
 
     def get_object(self, *, as_rows: bool = False):
         """The object the path names, from the caller's visible queryset: a model instance for a
-        write, a row of what the serializer shows for a GET (`as_rows`, core.readpath)."""
+        write, a row of what the serializer shows for a GET (`as_rows`, core.fastpath)."""
         queryset = self.filter_queryset(self.get_queryset())
         if as_rows:
             queryset = read_rows(queryset, self.get_output_serializer_class())
@@ -266,29 +212,16 @@ class ResourceViewSet(ReleasedWhenSentMixin, IdempotentWritesMixin, RateLimitFir
         serializer = self.get_serializer(instance, data=self.request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        _take_apart(serializer)  # (ReleasedWhenSentMixin): its fields and it point at each other
+        take_apart(serializer)  # (ReleasedWhenSentMixin): its fields and it point at each other
         return data
 
     def reload(self, instance):
-        """The written object for the response body, read back as GET /{id} reads it (core.readpath:
-        the output serializer's columns, the selector's relations) by its primary key, with one
-        statement compiled once: a write answers with what it wrote, also where the caller cannot
-        see the result afterwards (a booking of someone else's event type). The instance itself
-        where the row is gone.
-
-        The selector is built only for its prefetches (which reverse relations the answer reads,
-        in which order). When they are plain (`plain_prefetches`: no filter, the same for every
-        caller, as every selector here writes them) they are kept for the view's next writes, and
-        the selector is not built again; a selector must not prefetch differently per caller."""
+        """The written object for the response body, read back as GET /{id} reads it, by its primary
+        key (`core.fastpath.loaded.read_back`): a write answers with what it wrote, also where the
+        caller cannot see the result afterwards (a booking of someone else's event type). The
+        instance itself where the row is gone."""
         serializer_class = self.get_output_serializer_class()
-        kept = type(self).__dict__.get("_reload_from")
-        if kept is not None:  # (an empty queryset of the model, its prefetches)
-            return read_row_by_key(kept[0], serializer_class, instance.pk, related=kept[1]) or instance
-        queryset = self.get_queryset()
-        prefetches = plain_prefetches(queryset)
-        if prefetches is not None:
-            type(self)._reload_from = (queryset.model._default_manager.none(), prefetches)
-        return read_row_by_key(queryset, serializer_class, instance.pk) or instance
+        return read_back(type(self), self.get_queryset, serializer_class, instance.pk) or instance
 
     def location_id(self, instance) -> str:
         return str(instance.pk)
@@ -324,6 +257,10 @@ class RetrieveResourceMixin:
 
 
 class CreateResourceMixin:
+    # The service returns the new object with everything GET shows of it loaded, as written
+    # (`core.fastpath.loaded.record_loaded`), and a test compares that answer with GET's.
+    answers_as_written = False
+
     def create(self, request, *args, **kwargs):
         data = self.validated_input()
         instance = self.created_answer(self.perform_create(data))
@@ -336,8 +273,10 @@ class CreateResourceMixin:
         return Response(body, status=status.HTTP_200_OK, headers={"Location": self.location_url(instance)})
 
     def created_answer(self, instance):
-        """The object a create's answer shows: read back as GET /{id} reads it (`reload`). A view whose
-        service returns the new object with everything GET shows already loaded may answer with it."""
+        """The object a create's answer shows: read back as GET /{id} reads it (`reload`), or, for
+        a view that `answers_as_written`, the service's object itself (the switch on: `FAST_PATHS`)."""
+        if self.answers_as_written and fast_paths():
+            return instance
         return self.reload(instance)
 
 

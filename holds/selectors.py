@@ -11,7 +11,7 @@ def held_time(*, host_id, start, end) -> tuple[QuerySet, QuerySet]:
     """The host's held time near [start, end) as `(start, end, 0, 0)` rows (a booking's rows with
     no buffers), for the slots' busy-time statement to union with the bookings: unexpired slot
     reservations (by the database's clock) and out-of-office entries. The arguments may be the
-    compiled statement's parameters (core.compiled_queries.Parameter)."""
+    compiled statement's parameters (core.fastpath.compiled_queries.Parameter)."""
     no_buffer = {"before": Value(0, output_field=IntegerField()), "after": Value(0, output_field=IntegerField())}
     reservations = (
         SlotReservation.objects.filter(

@@ -15,7 +15,7 @@ def payment_list(
     refunded: bool | None = None,
 ) -> QuerySet[Payment]:
     """Payments with their app and booking; a system admin sees all (narrowed by organizer).
-    Payments are never written over the API: GETs read this queryset as rows (core.readpath), one
+    Payments are never written over the API: GETs read this queryset as rows (core.fastpath), one
     query with its joins."""
     queryset = Payment.objects.select_related("app", "booking")
     # By the payment's own copy of its booking's organizer: read along `payment_organizer_order`,

@@ -29,9 +29,9 @@ SOURCES = sorted(
     if "migrations" not in path.parts
 )
 
-# A path into the repository: `core/readpath/rows.py`, `docs/api.md`, `webhooks/tests/`.
+# A path into the repository: `core/fastpath/rows.py`, `docs/api.md`, `webhooks/tests/`.
 PATH = re.compile(r"(?<![\w/.-])((?:{})/[\w./-]*[\w/])".format("|".join(re.escape(name) for name in TOP_LEVEL)))
-# A dotted name in one of the project's packages: `core.readpath.read_rows`, `accounts.models.User`.
+# A dotted name in one of the project's packages: `core.fastpath.read_rows`, `accounts.models.User`.
 DOTTED = re.compile(r"^(?:{})(?:\.\w+)+$".format("|".join(PACKAGES)))
 # A function name written as a call, or a snake_case name: `payment_list(...)`, `managed_team_ids`.
 IDENTIFIER = re.compile(r"^([a-z_][a-z0-9]*_[a-z0-9_]+)(?:\(.*\))?$")
@@ -126,9 +126,9 @@ def test_comments_and_docstrings_name_only_code_that_exists():
 
 
 def test_the_check_catches_a_stale_reference():
-    stale = "See `core/gone.py`, `core.readpath.no_such_function` and `payment_rows(user)`."
+    stale = "See `core/gone.py`, `core.fastpath.no_such_function` and `payment_rows(user)`."
     assert problems_in_prose(stale, spans=True) == [
         "no such file: core/gone.py",
-        "no such Python name: core.readpath.no_such_function",
+        "no such Python name: core.fastpath.no_such_function",
         "no such name in the code: payment_rows(user)",
     ]

@@ -22,8 +22,8 @@ import psycopg
 import pytest
 
 from tests.support.failover import SteadyBookings, one_delivery_per_booking, receiving
+from tests.support.live_services import wait_until
 from tests.support.outages import ROOT, CeleryWorker, Gunicorn, PrivateRedis, _postgres_bin, free_port, wait_for_port
-from webhooks.tests.conftest import wait_until
 
 BERLIN = ZoneInfo("Europe/Berlin")
 TIMEOUT = 10.0

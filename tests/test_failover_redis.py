@@ -23,9 +23,9 @@ from django.db import connection
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.failover import SteadyBookings, one_delivery_per_booking, receiving
+from tests.support.live_services import wait_until
 from tests.support.outages import CeleryWorker, Gunicorn, free_port, wait_for_port
 from webhooks.models import WebhookTrigger
-from webhooks.tests.conftest import wait_until
 from webhooks.tests.factories import WebhookFactory
 
 TIMEOUT = 10.0

@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import UserFactory
 from core.limits import JsonBounds, inspect_json, json_text_depth_exceeds, limit
 from core.serializers import BoundedJSONField
 from payments.tests.factories import PaymentFactory
@@ -26,11 +25,6 @@ from webhooks.models import WebhookDelivery
 pytestmark = pytest.mark.django_db
 
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory()
 
 
 @pytest.fixture

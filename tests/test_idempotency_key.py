@@ -48,18 +48,8 @@ def booking_body(event_type, hour: int = 10, name: str = "Grace Hopper") -> dict
 
 
 @pytest.fixture
-def organizer():
-    return UserFactory(time_zone="Europe/Berlin")
-
-
-@pytest.fixture
 def raw_key(organizer):
     return ApiKeyFactory(user=organizer).raw_key
-
-
-@pytest.fixture
-def event_type(organizer):
-    return EventTypeFactory(owner=organizer, length=30)
 
 
 @pytest.fixture

@@ -82,3 +82,18 @@ def test_a_layer_imports_nothing_above_it(package, forbidden):
         if module.split(".")[0] in forbidden
     )
     assert offending == []
+
+
+def test_generated_code_lives_in_the_speed_machinerys_room():
+    """`exec` (code written at run time) is the speed machinery's alone: core/fastpath/, whose
+    package docstring lists each piece and `FAST_PATHS=0` turns off."""
+    root = Path(settings.BASE_DIR)
+    offending = sorted(
+        str(path.relative_to(root))
+        for package in ("core", *APPS, "config")
+        for path in (root / package).rglob("*.py")
+        if "tests" not in path.relative_to(root).parts and "fastpath" not in path.relative_to(root).parts
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec"
+    )
+    assert offending == []

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import ApiKeyFactory
 from payments.tests.factories import PaymentFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import BookingFactory
@@ -34,11 +34,6 @@ def walk(api_client, raw: str, url: str, key: str, query: dict, parameter: str |
             return ids
         cursor, page = body["pagination"]["nextCursor"], page + 1
         assert cursor
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory()
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ from django.utils import timezone
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.live_services import Receiver, wait_until
 from tests.support.outages import ROOT, CeleryWorker, Gunicorn, PrivatePostgres, PrivateRedis
 from tests.support.strict_http import exchange
 from webhooks.models import WebhookTrigger
-from webhooks.tests.conftest import Receiver, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 BERLIN = ZoneInfo("Europe/Berlin")

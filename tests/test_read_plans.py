@@ -1,4 +1,4 @@
-"""Every resource's GET serializers can be read as rows (core.readpath): a serializer field the row
+"""Every resource's GET serializers can be read as rows (core.fastpath): a serializer field the row
 reader cannot fetch fails here, by name, before any request does."""
 
 from collections import defaultdict
@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from accounts.tests.factories import UserFactory
-from core.readpath import row_iterable
+from core.fastpath import row_iterable
 from core.viewsets import ListResourceMixin, ResourceViewSet, RetrieveResourceMixin
 from webhooks.tests.factories import WebhookFactory
 

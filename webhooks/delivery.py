@@ -22,8 +22,8 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from core.compiled_queries import instances
 from core.datetimes import iso_utc
+from core.fastpath.compiled_queries import instances
 from webhooks import sending, slots
 from webhooks.app_bodies import render_for_app
 from webhooks.conf import webhook_setting

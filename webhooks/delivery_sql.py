@@ -16,13 +16,13 @@ and the same atomicity, because a single statement is its own transaction:
 The ORM cannot say either statement (UPDATE … FROM … RETURNING around a FOR UPDATE SKIP LOCKED
 subquery; data-modifying CTEs), so they are written by hand; but every table and column name in them
 comes from the models' `_meta`, so a renamed column follows and a removed field fails loudly at
-import rather than silently. The returned row becomes model instances with `core.compiled_queries`, the helper
+import rather than silently. The returned row becomes model instances with `core.fastpath.compiled_queries`, the helper
 the other raw lookups use.
 """
 
 from django.db import connection
 
-from core.compiled_queries import row_layout
+from core.fastpath.compiled_queries import row_layout
 from webhooks.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 
@@ -39,7 +39,8 @@ class _Names:
         return connection.ops.quote_name(self.model._meta.get_field(field_name).column)
 
 
-# What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's (`core.compiled_queries.instances`).
+# What `CLAIM_SQL` returns, in order: the delivery's columns, then its webhook's
+# (`core.fastpath.compiled_queries.instances`).
 CLAIMED_ROW = (row_layout(WebhookDelivery), row_layout(Webhook))
 # What an attempt learns once it is over (it is inserted, open, when it starts).
 ATTEMPT_RESULT_FIELDS = [

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db.models import Prefetch, Q, QuerySet
 
 from accounts.selectors import managed_team_ids
-from core.compiled_queries import CompiledQuery, Parameter
+from core.fastpath.compiled_queries import CompiledQuery, Parameter
 from webhooks.models import (
     OPEN_DELIVERY_STATUSES,
     PING_TRIGGER,

@@ -4,8 +4,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from core.datetimes import iso_utc
+from core.fastpath import reads
 from core.limits import json_text_depth_exceeds, limit
-from core.readpath import reads
 from core.serializers import (
     ApiSerializer,
     CompactAppSerializer,

@@ -1,5 +1,4 @@
-"""The v2 replays reuse the webhook tests' real HTTP receiver on 127.0.0.1 and their real Celery
-worker."""
+"""Every v2 answer of these tests is checked against the v2 document; the v2 caller and owner."""
 
 import pytest  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
@@ -7,7 +6,6 @@ from rest_framework.test import APIClient  # noqa: E402
 from accounts.tests.factories import UserFactory  # noqa: E402
 from calv2.tests import documented  # noqa: E402
 from calv2.tests.helpers import V2Client  # noqa: E402
-from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
 
 
 @pytest.fixture(autouse=True)

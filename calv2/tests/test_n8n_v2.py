@@ -29,8 +29,8 @@ from django.utils import timezone
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 from tests.support.credentials import bearer
+from tests.support.live_services import wait_until
 from webhooks.models import DeliveryStatus, Webhook, WebhookDelivery
-from webhooks.tests.conftest import wait_until
 
 WEBHOOK_PAGE_SIZE = 250
 MAX_WEBHOOK_PAGES = 10

@@ -12,7 +12,6 @@ from django.utils import timezone
 from accounts.tests.factories import AccessTokenFactory, UserFactory
 from calendars.models import BusyTime, CalendarConnection, ExternalCalendar
 from calendars.services import connection_refresh
-from calendars.tests.conftest import caldav_account, feed_server, make_calendar, radicale_server  # noqa: F401
 from calendars.writes import apply_writes
 from calv2.tests.helpers import V2Client, assert_error, event_type_of
 from tests.support.credentials import bearer

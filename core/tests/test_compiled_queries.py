@@ -1,4 +1,4 @@
-"""`core.compiled_queries`: a queryset compiled once and run with each call's values gives what the queryset
+"""`core.fastpath.compiled_queries`: a queryset compiled once and run with each call's values gives what the queryset
 itself gives, in one query; hand-written rows become the same instances."""
 
 import json
@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import Q
 
 from accounts.models import User
-from core.compiled_queries import AnyOf, CompiledQuery, CompiledValues, Parameter, instances, row_layout
+from core.fastpath.compiled_queries import AnyOf, CompiledQuery, CompiledValues, Parameter, instances, row_layout
 from scheduling.models import EventType, Schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 
@@ -160,7 +160,7 @@ def test_statements_run_together_give_what_each_gives_alone_and_are_each_counted
     from django.db import DatabaseError, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from core.compiled_queries import rows_together
+    from core.fastpath.compiled_queries import rows_together
 
     schedules = [ScheduleFactory(name=f"Together {index}") for index in range(3)]
     by_pk = CompiledValues(Schedule.objects.filter(pk=Parameter("pk", Schedule._meta.pk)).values_list("id", "name"))

@@ -1,4 +1,4 @@
-"""`core.db_loaders`: PostgreSQL's date-times are read by psycopg's compiled loader, and give
+"""`core.fastpath.db_loaders`: PostgreSQL's date-times are read by psycopg's compiled loader, and give
 exactly what Django's own loader gives."""
 
 import datetime
@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg.pq import Format
 
-from core.db_loaders import COMPILED, UtcTimestamptzLoader, use_compiled_datetime_loader
+from core.fastpath.db_loaders import COMPILED, UtcTimestamptzLoader, use_compiled_datetime_loader
 
 pytestmark = pytest.mark.django_db
 

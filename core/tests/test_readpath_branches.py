@@ -1,4 +1,4 @@
-"""`AnyBranch` (core.readpath.branches) answers what one OR of its branches answers: every page,
+"""`AnyBranch` (core.fastpath.branches) answers what one OR of its branches answers: every page,
 in every order, with any offset and filter, and each row once when it is in several branches."""
 
 from datetime import timedelta
@@ -8,7 +8,7 @@ from django.db.models import BigIntegerField, Q
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.readpath.branches import AnyBranch, Branch, Each, one_of
+from core.fastpath.branches import AnyBranch, Branch, Each, one_of
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 

@@ -1,4 +1,4 @@
-"""core.readpath.output.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
+"""core.fastpath.output.FastReadMixin writes exactly what DRF's Serializer.to_representation writes."""
 
 import datetime
 import functools
@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from rest_framework import serializers
 
-import core.readpath.output as readpath_output
+import core.fastpath.output as readpath_output
 from accounts.tests.factories import ApiKeyFactory
 from core.renderers import ORJSONRenderer
 from core.serializers import ApiSerializer, CompactUserSerializer
@@ -213,7 +213,7 @@ def test_api_bodies_are_the_same_with_and_without_the_fast_path(api_client):
 def test_schedule_rows_read_path_writes_what_the_model_path_writes(django_assert_num_queries):
     from datetime import date, time
 
-    from core.readpath import read_rows
+    from core.fastpath import read_rows
     from scheduling.selectors.schedules import schedule_list
     from scheduling.serializers.schedules import ScheduleSerializer
     from scheduling.tests.factories import EventTypeFactory

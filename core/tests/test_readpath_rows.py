@@ -1,4 +1,4 @@
-"""The one read path (core.readpath): GETs read exactly the columns the output serializer declares,
+"""The one read path (core.fastpath): GETs read exactly the columns the output serializer declares,
 so that a field added to a serializer is in every answer, and a field the rows cannot read fails
 when the plan is made instead of disappearing from GET."""
 
@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework import serializers
 
 from accounts.tests.factories import UserFactory
-from core.readpath import read_rows, reads
+from core.fastpath import read_rows, reads
 from core.serializers import ApiSerializer, CompactUserSerializer
 from scheduling.models import Attendee, Availability, Booking, Schedule
 from scheduling.selectors.bookings import booking_list
@@ -231,7 +231,7 @@ def test_a_nested_serializer_reads_only_its_own_fields_of_the_related_model():
 
 
 def test_a_row_by_key_is_what_the_list_reads_whatever_the_querysets_filters(django_assert_num_queries):
-    from core.readpath import read_row_by_key
+    from core.fastpath import read_row_by_key
     from core.renderers import ORJSONRenderer
 
     organizer, stranger = UserFactory(), UserFactory()

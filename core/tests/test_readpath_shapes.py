@@ -1,4 +1,4 @@
-"""`core.readpath.shapes`: a list's page and COUNT are compiled once per query shape and then run
+"""`core.fastpath.shapes`: a list's page and COUNT are compiled once per query shape and then run
 with each request's values; every shape it does not know is read by the ORM as before. The rows
 and totals are always the ORM's own."""
 
@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.compiled_queries import CompiledValues
-from core.readpath import read_rows
-from core.readpath.rows import row_iterable
-from core.readpath.shapes import MAX_SHAPES, Shape, counted_once, same_params, shape_of
+from core.fastpath import read_rows
+from core.fastpath.compiled_queries import CompiledValues
+from core.fastpath.rows import row_iterable
+from core.fastpath.shapes import MAX_SHAPES, Shape, counted_once, same_params, shape_of
 from payments.models import Payment
 from payments.selectors import payment_list
 from payments.serializers import PaymentSerializer
@@ -122,7 +122,7 @@ def test_the_kept_count_is_the_orms_count_for_each_callers_values(two_organizers
 
 
 def test_a_rule_of_branches_is_one_statement_for_every_page(two_organizers):
-    """The bookings' visibility (core.readpath.branches) holds the page's end as a parameter: one
+    """The bookings' visibility (core.fastpath.branches) holds the page's end as a parameter: one
     statement is kept for its shape, and every page and count it answers is the ORM's."""
     first, second = two_organizers
     for caller in (first, second):
@@ -173,7 +173,7 @@ def test_the_kept_statements_per_list_are_bounded(two_organizers, monkeypatch):
     first, _ = two_organizers
     pages = node(Payment, PaymentSerializer).pages
     monkeypatch.setattr(pages, "by_key", {})
-    monkeypatch.setattr("core.readpath.shapes.MAX_SHAPES", 3)
+    monkeypatch.setattr("core.fastpath.shapes.MAX_SHAPES", 3)
 
     for count in range(1, 7):  # a filter by N ids is a shape per N
         ids = list(range(1, count + 1))

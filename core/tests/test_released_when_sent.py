@@ -1,4 +1,4 @@
-"""A request's objects go as soon as its response has been sent (core.viewsets.ReleasedWhenSentMixin),
+"""A request's objects go as soon as its response has been sent (core.fastpath.release.ReleasedWhenSentMixin),
 through Django's WSGI handler as gunicorn calls it: the body read, then `close()`."""
 
 import functools

@@ -1,11 +1,12 @@
-"""`core.serializers.BuiltOnceFieldsMixin`: a serializer's fields are worked out once per class,
+"""`core.fastpath.fields.BuiltOnceFieldsMixin`: a serializer's fields are worked out once per class,
 and each instance still has fields of its own, bound to it, that validate as DRF's would."""
 
 import threading
 
 from rest_framework import serializers
 
-from core.serializers import ApiSerializer, _instance_copy
+from core.fastpath.fields import _instance_copy
+from core.serializers import ApiSerializer
 from scheduling.serializers.bookings import BookingCreateSerializer
 
 

@@ -35,11 +35,6 @@ def organizer():
     return UserFactory(name="Ada", email="ada@example.org", time_zone="Europe/Berlin")
 
 
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
 def body(event_type, start, name="Grace", email="grace@example.org", **extra):
     return {
         "eventTypeId": event_type.pk,

@@ -11,7 +11,7 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from notifications.models import EmailMessage, EmailStatus
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import bearer
-from webhooks.tests.conftest import start_worker, wait_until  # noqa: F401 - the fixture
+from tests.support.live_services import wait_until
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -18,9 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory
+from tests.support.live_services import wait_until
 from tests.support.outages import CeleryWorker, Gunicorn, free_port
 from webhooks.models import WebhookTrigger
-from webhooks.tests.conftest import wait_until
 from webhooks.tests.factories import WebhookFactory
 
 BERLIN = ZoneInfo("Europe/Berlin")

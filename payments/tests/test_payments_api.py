@@ -18,16 +18,6 @@ def snapshot():
     return list(Payment.objects.order_by("id").values_list("id", "amount", "success", "refunded", "booking_id"))
 
 
-@pytest.fixture
-def organizer():
-    return UserFactory()
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
 def test_list_shows_payments_of_my_bookings_only(api_client, organizer, key):
     mine = PaymentFactory(booking=BookingFactory(organizer=organizer))
     PaymentFactory()
@@ -157,9 +147,9 @@ def test_payment_list_query_count_is_constant(api_client, organizer, key):
 
 
 def test_rows_write_what_model_instances_write_in_the_list_and_alone(api_client, organizer, key):
-    """Payments are read as rows (core.readpath), never as model instances: the bodies must be
+    """Payments are read as rows (core.fastpath), never as model instances: the bodies must be
     what `PaymentSerializer` writes for the models, with and without an app."""
-    from core.readpath import read_rows
+    from core.fastpath import read_rows
     from core.renderers import ORJSONRenderer
     from payments.selectors import payment_list
     from payments.serializers import PaymentSerializer

@@ -23,11 +23,6 @@ def hidden(organizer):
 
 
 @pytest.fixture
-def organizer():
-    return UserFactory(time_zone="Europe/Berlin")
-
-
-@pytest.fixture
 def booker_key():
     return ApiKeyFactory(user=UserFactory()).raw_key
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import Membership, MembershipRole, User
-from core.readpath.branches import AnyBranch, Branch, Each, one_of
+from core.fastpath.branches import AnyBranch, Branch, Each, one_of
 from scheduling.models import Attendee, Booking, BookingHost, EventType
 
 
@@ -29,7 +29,7 @@ def booking_list(
 ) -> QuerySet[Booking]:
     """The bookings the caller may see (`booking_visibility`), or for system admins everyone's
     (narrowed by `user_ids`, organizers' ids), with what `BookingSerializer` shows: for the writes
-    and the bodies they answer with, and for GETs read as rows (core.readpath).
+    and the bodies they answer with, and for GETs read as rows (core.fastpath).
 
     `after_start_time` keeps bookings starting at or after it; `before_end_time` those ending at
     or before it; `attendee_emails` those with an attendee of one of these addresses;
@@ -78,7 +78,7 @@ def booking_visibility(user: User, *, narrow: bool = False) -> AnyBranch:
     """The bookings `user` (not a system admin) may see and act on; `booking_manages` narrows it
     to those they may decide on.
 
-    Branches read apart (core.readpath.branches): the bookings they organise (read first, they
+    Branches read apart (core.fastpath.branches): the bookings they organise (read first, they
     bound the others), those of each event type they own or whose team they run (one lateral
     branch over their ids), and those whose attendees have their address. Each branch repeats the
     list's filters, order and end, and reads an index in the list's order (the organizer's and the
@@ -97,7 +97,7 @@ def booking_visibility(user: User, *, narrow: bool = False) -> AnyBranch:
     # A COUNT (no order), or a list whose other filters are `narrow` (they select few rows of the
     # table), needs no branch per event type: one of them all stops at its bound as well.
     of_event_types = [one_of("event_type_id", event_type_ids, key)] if event_type_ids else []
-    # Read first, the bookings they organise bound the other branches (core.readpath.branches).
+    # Read first, the bookings they organise bound the other branches (core.fastpath.branches).
     each = [Each("event_type_id", tuple(event_type_ids), key)] if event_type_ids and not narrow else of_event_types
     return AnyBranch(
         [organised, *each, attended, hosted], unordered=[Q(organizer_id=user.pk), *of_event_types, attended, hosted]

@@ -6,7 +6,7 @@ from django.db.models import Q, QuerySet
 
 from accounts.models import Membership, User
 from accounts.selectors import managed_team_ids
-from core.compiled_queries import CompiledQuery, Parameter
+from core.fastpath.compiled_queries import CompiledQuery, Parameter
 from scheduling.models import EventType
 
 
@@ -61,7 +61,7 @@ def event_type_by_slug(
 
 @functools.cache
 def _bookable_lookup(*, system_admin: bool) -> CompiledQuery:
-    """The query of `event_type_bookable`, compiled by the ORM once per process (core/compiled_queries.py):
+    """The query of `event_type_bookable`, compiled by the ORM once per process (core/fastpath/compiled_queries.py):
     building it on every call cost many times more CPU than PostgreSQL takes to answer it
     (docs/benchmarks.md, "Profiling and what changed"). It reads what slots and bookings read next:
     the owner with their default schedule (the schedule of an event type without one of its own),

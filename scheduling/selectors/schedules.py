@@ -8,7 +8,7 @@ from scheduling.models import Availability, EventType, Schedule
 
 def schedule_list(*, user: User, user_ids: list[int] | None = None) -> QuerySet[Schedule]:
     """The caller's schedules; a system admin sees everyone's (narrowed by `user_ids`). With what
-    `ScheduleSerializer` shows, for the writes; GETs read it as rows (core.readpath): one query for
+    `ScheduleSerializer` shows, for the writes; GETs read it as rows (core.fastpath): one query for
     the schedules with their users, one for all their availability rows, one for their event
     types, whatever the page size."""
     queryset = Schedule.objects.select_related("user").prefetch_related(

@@ -11,7 +11,7 @@ from django.db.models import OuterRef, Q, Subquery
 
 from accounts.models import User
 from calendars.selectors import busy_rows_with_buffers
-from core.compiled_queries import CompiledValues, Parameter
+from core.fastpath.compiled_queries import CompiledValues, Parameter
 from holds.selectors import held_time
 from scheduling.models import Availability, Booking, BookingStatus, EventType, Schedule
 from scheduling.recurrence import Recurrence, plan_series, series_free_starts, series_horizon

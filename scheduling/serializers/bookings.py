@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from rest_framework import serializers
 
 from core.datetimes import is_supported_instant
-from core.readpath import reads
+from core.fastpath import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField

@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.readpath import reads
+from core.fastpath import reads
 from core.serializers import ApiSerializer
 from core.validators import ISO_4217_CURRENCIES, validate_currency
 from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL

@@ -8,8 +8,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.fastpath import reads
 from core.limits import limit
-from core.readpath import reads
 from core.serializers import ApiSerializer, CompactEventTypeSerializer, CompactUserSerializer
 from core.validators import validate_time_zone
 

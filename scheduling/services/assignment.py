@@ -28,7 +28,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
-from core.loaded import record_loaded
+from core.fastpath.loaded import record_loaded
 from payments.models import Payment
 from scheduling.models import Booking, BookingHost, BookingStatus, EventType, SchedulingType
 from scheduling.payloads import booking_payload

@@ -21,7 +21,7 @@ from calendars.selectors import refuse_if_calendar_busy
 from calendars.writes import booking_changed as calendar_booking_changed
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
-from core.loaded import record_loaded
+from core.fastpath.loaded import record_loaded
 from core.models import App
 from notifications.outbox import booking_changed
 from payments.models import Payment, PaymentOption

@@ -24,7 +24,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.datetimes import iso_utc
 from core.exceptions import Conflict
-from core.loaded import record_loaded
+from core.fastpath.loaded import record_loaded
 from notifications.outbox import series_booked, series_cancelled
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload

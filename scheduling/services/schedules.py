@@ -14,10 +14,11 @@ from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core.compiled_queries import CompiledValues, Parameter
 from core.exceptions import Forbidden
+from core.fastpath.compiled_queries import CompiledValues, Parameter
+from core.fastpath.loaded import record_loaded
+from core.fastpath.switch import fast_paths
 from core.limits import limit
-from core.loaded import record_loaded
 from scheduling.models import Availability, Schedule
 
 DEFAULT_AVAILABILITY = ({"days": [1, 2, 3, 4, 5], "start_time": time(9, 0), "end_time": time(17, 0), "date": None},)
@@ -70,7 +71,12 @@ def _insert_locking_owner(schedule: Schedule) -> None:
     """Save a new, validated schedule in one statement that also locks its owner's row for the
     rest of the transaction and reads their default schedule under that lock (into
     `schedule.user`). The lock and `save()` were two round trips, and `save()` built its INSERT
-    with the ORM on every create (docs/benchmarks.md, "Profiling and what changed")."""
+    with the ORM on every create (docs/benchmarks.md, "Profiling and what changed"). With the
+    switch off (`FAST_PATHS`): the lock, then the ORM's `save()`."""
+    if not fast_paths():
+        _lock_user(schedule.user)
+        schedule.save(force_insert=True)
+        return
     owner, alias = schedule.user, router.db_for_write(Schedule)
     database = connections[alias]
     values = [

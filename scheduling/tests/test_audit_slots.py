@@ -5,17 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import UserFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import auth
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory()
 
 
 @pytest.fixture

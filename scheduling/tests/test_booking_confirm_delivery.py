@@ -12,7 +12,6 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
-from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,8 +15,8 @@ from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
+from tests.support.live_services import wait_for_a_blocked_transaction
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
-from webhooks.tests.conftest import wait_for_a_blocked_transaction
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
@@ -342,7 +342,7 @@ def test_list_query_count_does_not_grow_with_rows(api_client, django_assert_num_
 
 
 def test_list_and_get_write_the_body_create_reschedule_and_cancel_write(api_client, key, organizer):
-    """GET reads rows (core.readpath), the writes answer with model instances (`booking_list`):
+    """GET reads rows (core.fastpath), the writes answer with model instances (`booking_list`):
     both must write the same bytes for the same booking."""
     event_type = EventTypeFactory(owner=organizer, length=30, price=4500, currency="eur")
     body = booking_body(
@@ -509,6 +509,7 @@ def test_create_answers_exactly_what_get_shows(api_client, organizer, case):
     )
 
 
+@pytest.mark.fastpath  # the machinery's own work, not the answer
 def test_create_reads_nothing_back_after_its_writes(api_client, key, event_type):
     """After the booking's INSERT, no statement reads a booking, an attendee or a payment: the answer
     is the booking as written."""
@@ -530,7 +531,7 @@ def test_create_reads_nothing_back_after_its_writes(api_client, key, event_type)
 
 
 def test_booking_rows_write_what_model_instances_write(django_assert_num_queries, organizer):
-    from core.readpath import read_rows
+    from core.fastpath import read_rows
     from scheduling.selectors.bookings import booking_list
     from scheduling.serializers.bookings import BookingSerializer
 

@@ -15,8 +15,8 @@ from payments.models import Payment
 from scheduling.models import Attendee, Booking, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
+from tests.support.live_services import wait_for_a_blocked_transaction
 from webhooks.models import WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
-from webhooks.tests.conftest import wait_for_a_blocked_transaction
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

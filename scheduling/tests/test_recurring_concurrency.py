@@ -14,7 +14,6 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Booking, BookingStatus
 from scheduling.tests.factories import EventTypeFactory
 from webhooks.models import WebhookTrigger
-from webhooks.tests.conftest import _fresh_kept_alive_connections, receiver, start_worker  # noqa: F401 - fixtures
 from webhooks.tests.factories import WebhookFactory
 
 BERLIN = ZoneInfo("Europe/Berlin")

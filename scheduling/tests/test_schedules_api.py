@@ -182,6 +182,7 @@ def test_create_with_defaults_becomes_the_default_schedule(api_client, owner, ke
     assert owner.default_schedule_id == schedule["id"]
 
 
+@pytest.mark.fastpath  # the machinery's own work, not the answer
 def test_each_update_answers_its_own_schedule_as_get_shows_it_building_the_selector_once(api_client, monkeypatch):
     """The answer of a PATCH is read back with the selector's prefetches; plain ones are kept by
     the view (core.viewsets.reload), so later writes do not build the selector for them."""
@@ -254,6 +255,7 @@ def test_create_answers_exactly_what_get_shows(api_client, credential, body):
     assert schedule["isDefault"] is (owner.default_schedule_id == schedule["id"])
 
 
+@pytest.mark.fastpath  # the machinery's own work, not the answer
 def test_create_reads_nothing_back_after_its_writes(api_client, owner, key):
     """The create's last statements are its writes: the answer needs no SELECT of the schedule, its
     availability or its event types."""

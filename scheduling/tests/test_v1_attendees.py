@@ -3,22 +3,12 @@ teams/[teamId]/event-types): envelopes, visibility, and refusals that change not
 
 import pytest
 
-from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory, UserFactory
+from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFactory
 from scheduling.models import Attendee
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory()
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
 
 
 def test_attendees_of_the_callers_bookings_list_get_add_edit_and_remove(api_client, organizer, key):

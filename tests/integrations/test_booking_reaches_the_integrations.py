@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
+from tests.support.live_services import wait_until
 from webhooks.models import DeliveryStatus, WebhookDelivery
-from webhooks.tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -64,7 +64,7 @@ class SteadyBookings:
 
 def receiving():
     """A fixture body: the webhook tests' receiver, a real HTTP server on 127.0.0.1."""
-    from webhooks.tests.conftest import Receiver
+    from tests.support.live_services import Receiver
 
     server = Receiver()
     yield server

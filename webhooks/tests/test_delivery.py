@@ -10,9 +10,9 @@ from django.db import transaction
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from scheduling.tests.factories import BookingFactory
+from tests.support.live_services import Reply, wait_until
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
-from webhooks.tests.conftest import Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

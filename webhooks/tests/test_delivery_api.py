@@ -6,9 +6,9 @@ from django.test.utils import CaptureQueriesContext
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from tests.support.credentials import auth
+from tests.support.live_services import Reply
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
-from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

@@ -15,11 +15,11 @@ from django.utils import timezone
 from accounts.tests.factories import MembershipFactory, TeamFactory, UserFactory
 from scheduling.models import BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
+from tests.support.live_services import ROOT
 from webhooks.dispatch import enqueue_deliveries
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookScheduledTrigger, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.scheduled import cancel_meeting_triggers, fire_due_scheduled_triggers, schedule_meeting_triggers
-from webhooks.tests.conftest import ROOT
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

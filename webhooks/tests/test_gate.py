@@ -7,10 +7,10 @@ import pytest
 from django.db import transaction
 
 from tests.support.credentials import bearer
+from tests.support.live_services import wait_until
 from webhooks.models import DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.slots import LocalGate, RedisGate
-from webhooks.tests.conftest import wait_until
 from webhooks.tests.factories import WebhookFactory
 
 

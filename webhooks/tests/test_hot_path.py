@@ -8,11 +8,11 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from tests.support.live_services import Reply
 from webhooks.delivery import StartedAttempt, _claim, _record, _record_success, attempt_delivery
 from webhooks.models import PING_TRIGGER, DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.sending import SendResult
 from webhooks.signing import new_message_id
-from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 
+from tests.support.live_services import Receiver, Reply, wait_until
 from webhooks.models import DeliveryAttempt, DeliveryStatus, Webhook, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
-from webhooks.tests.conftest import Receiver, Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

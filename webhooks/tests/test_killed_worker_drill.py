@@ -9,10 +9,10 @@ import time
 import pytest
 from django.db import transaction
 
+from tests.support.live_services import Reply, wait_until
 from webhooks.delivery import sweep
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
-from webhooks.tests.conftest import Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

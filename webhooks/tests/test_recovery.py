@@ -13,9 +13,9 @@ from accounts.tests.factories import UserFactory
 from core.datetimes import iso_utc
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import auth
+from tests.support.live_services import Reply, wait_until
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.signing import new_message_id
-from webhooks.tests.conftest import Reply, wait_until
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db

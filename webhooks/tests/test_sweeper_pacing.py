@@ -9,10 +9,10 @@ import pytest
 import redis
 from django.utils import timezone
 
+from tests.support.live_services import wait_until
 from webhooks.delivery import sweep
 from webhooks.dispatch import broker_backlog
 from webhooks.models import DeliveryStatus, WebhookDelivery
-from webhooks.tests.conftest import wait_until
 from webhooks.tests.factories import WebhookDeliveryFactory, WebhookFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

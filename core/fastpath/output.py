@@ -1,5 +1,5 @@
 """How a GET's rows are written out: `FastReadMixin`, the output half of the read path (the rows
-themselves come from `core.readpath.rows`). Each serializer class's `to_representation` is worked
+themselves come from `core.fastpath.rows`). Each serializer class's `to_representation` is worked
 out once per process into a plan of (key, reader, kind) steps, which writes exactly what DRF's own
 `Serializer.to_representation` writes without DRF's per-request field building and per-field
 dispatch (docs/benchmarks.md, "Profiling and what changed"). The plan is then written out as one
@@ -30,6 +30,7 @@ from rest_framework.fields import SkipField, empty
 from rest_framework.settings import api_settings
 
 from core.datetimes import UTC_FORMAT, utc_text
+from core.fastpath.switch import fast_paths
 
 _SIMPLE_CALLABLES = (types.FunctionType, types.MethodType, functools.partial)
 _CONTEXT_FREE_FIELDS = (
@@ -235,6 +236,8 @@ class FastReadMixin:
     """
 
     def to_representation(self, instance):
+        if not fast_paths():
+            return super().to_representation(instance)
         write = _writer(type(self))
         if write is None or isinstance(instance, Mapping):
             return super().to_representation(instance)

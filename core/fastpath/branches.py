@@ -15,7 +15,7 @@ N of the whole list is among the first N of its branch. A COUNT bounded by a LIM
 (core.pagination) bounds every branch alike; a query without an end reads each branch whole.
 
 Two rules follow for everyone else. The statement depends on the query's slice, so it is
-compiled per request (core.readpath.shapes keeps no statement of a query that holds one). And it
+compiled per request (core.fastpath.shapes keeps no statement of a query that holds one). And it
 must stand at the top of the query's WHERE, ANDed with the rest: it copies every other condition
 into its branches (elsewhere it is a ValueError when the query is compiled).
 """
@@ -29,7 +29,8 @@ from django.db.models.lookups import Exact
 from django.db.models.sql import Query
 from django.db.models.sql.where import AND, WhereNode
 
-from core.compiled_queries import AnyOf
+from core.fastpath.compiled_queries import AnyOf
+from core.fastpath.switch import fast_paths
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,18 @@ class AnyBranch(Expression):
         self.unordered = list(unordered) if unordered is not None else self.branches
 
     def resolve_expression(self, query=None, allow_joins=True, reuse=None, summarize=False, for_save=False):
+        if not fast_paths():  # (`FAST_PATHS`) the plain form of the rule: an OR of the branches
+            return self.plain(query.model).resolve_expression(query, allow_joins, reuse, summarize, for_save)
         return self.copy()  # the branches are resolved against the query when it is compiled
+
+    def plain(self, model) -> Q:
+        """The same rule as the ORM writes it: the row is one of a branch's rows (each branch a
+        subquery of `model`, so that one through a reverse relation gives each row once)."""
+        rule = Q(pk__in=[])
+        for branch in self.unordered:
+            condition = branch.condition if isinstance(branch, (Branch, Each)) else branch
+            rule |= Q(pk__in=model._default_manager.filter(condition).values("pk"))
+        return rule
 
     def as_sql(self, compiler, connection):
         outer = compiler.query

@@ -17,6 +17,8 @@ import datetime
 
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 
+from core.fastpath.switch import fast_paths
+
 try:
     import psycopg
     from psycopg.pq import Format
@@ -46,7 +48,9 @@ class UtcTimestamptzLoader(BaseTzLoader):
 
 def use_compiled_datetime_loader(sender, connection, **kwargs) -> None:
     """On `connection_created`: the compiled loader for this connection when it returns what
-    Django's would (both zones UTC)."""
+    Django's would (both zones UTC), and the switch is on (`FAST_PATHS`)."""
+    if not fast_paths():
+        return
     if COMPILED is None or connection.vendor != "postgresql" or connection.timezone is not datetime.UTC:
         return
     if connection.connection.info.parameter_status("TimeZone") != "UTC":

@@ -12,7 +12,7 @@ the same. So:
   counts), the WHERE clause's SQL, the order and whether the query is sliced. Its values are the
   WHERE clause's parameters, as the ORM compiles them, and the slice as two more parameters
   (`LIMIT %s OFFSET %s`).
-- A WHERE clause holding a visibility rule of branches (core.readpath.branches) is compiled
+- A WHERE clause holding a visibility rule of branches (core.fastpath.branches) is compiled
   against its query's order and slice, and its text depends only on them (the order is in the key,
   and so is whether the query has an end; the end itself is one of its parameters), so it is a
   shape like any other; its statement is compiled with the slice, which is then cut off.

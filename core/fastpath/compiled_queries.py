@@ -16,16 +16,24 @@ event type) and for the statements the ORM cannot say (webhooks.delivery_sql).
 Either way each slice of the row becomes an instance with `Model.from_db` after the backend's and the
 field's converters, as the ORM's own iterator does: same attributes, same `_state`, same database
 converters (JSONField's decoding for one).
+
+With the switch off (`FAST_PATHS`), `CompiledQuery` and `CompiledValues` evaluate their queryset
+with the ORM on every call, each `Parameter` then standing for the call's value: the ORM builds,
+compiles and reads it as it reads any queryset.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import BooleanField, Expression, F, JSONField, QuerySet
 from django.db.models.expressions import Col
+
+from core.fastpath.switch import fast_paths
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,26 @@ class Parameter(Expression):
         self.name = name
 
     def as_sql(self, compiler, connection):
-        return "%s", (self,)
+        values = _bound.get()
+        if values is None:
+            return "%s", (self,)
+        try:
+            return "%s", (values[self.name],)
+        except KeyError:
+            raise TypeError(f"The compiled query needs a value for the parameter {self.name!r}.") from None
+
+
+# The values of a call evaluated by the ORM (the switch off): each `Parameter` compiles to its own.
+_bound: ContextVar[dict | None] = ContextVar("compiled_query_values", default=None)
+
+
+@contextmanager
+def _binding(values: dict) -> Iterator[None]:
+    token = _bound.set(values)
+    try:
+        yield
+    finally:
+        _bound.reset(token)
 
 
 @dataclass(frozen=True)
@@ -135,6 +162,7 @@ class CompiledQuery:
     """
 
     def __init__(self, queryset: QuerySet):
+        self.queryset = queryset
         compiler = queryset.query.get_compiler(using=DEFAULT_DB_ALIAS)
         self.sql, params = compiler.as_sql()
         self.params = list(params)  # with a `Parameter` where each run's values go
@@ -161,6 +189,8 @@ class CompiledQuery:
         """The first instance the queryset gives with these values for its parameters, or None.
         One query. Values the query has no parameter for are ignored (a query compiled for a
         system admin has no `user_id`), so callers pass the same values to every variant."""
+        if not fast_paths():
+            return next(iter(self.plain(values)), None)
         with connection.cursor() as cursor:
             cursor.execute(self.sql, _values(self.params, self._slots, values))
             row = cursor.fetchone()
@@ -168,10 +198,17 @@ class CompiledQuery:
 
     def all(self, **values) -> list:
         """Every instance the queryset gives with these values for its parameters; one query."""
+        if not fast_paths():
+            return self.plain(values)
         with connection.cursor() as cursor:
             cursor.execute(self.sql, _values(self.params, self._slots, values))
             rows = cursor.fetchall()
         return [self._root.instance(row) for row in rows]
+
+    def plain(self, values: dict) -> list:
+        """What the ORM reads of the queryset with these values (the switch off)."""
+        with _binding(values):
+            return list(self.queryset.all())
 
 
 def _values(params: list, slots: list[tuple[int, str]], values: dict) -> list:
@@ -190,6 +227,7 @@ class CompiledValues:
     Built at the first call of a `functools.cache`d function, as `CompiledQuery`."""
 
     def __init__(self, queryset: QuerySet):
+        self.queryset = queryset
         self.db = queryset.db
         compiler = queryset.query.get_compiler(using=self.db)
         self.sql, params = compiler.as_sql()
@@ -211,6 +249,9 @@ class CompiledValues:
 
     def rows(self, **values) -> list:
         """The rows for these values of the parameters; one query."""
+        if not fast_paths():
+            with _binding(values):
+                return list(self.queryset.all())
         return self.run(self.sql, _values(self.params, self._slots, values))
 
     def run(self, sql: str, params: list | tuple) -> list:
@@ -241,7 +282,7 @@ def rows_together(runs: list[tuple["CompiledValues", dict]]) -> list[list]:
     """The rows of each (statement, values), the statements sent to PostgreSQL together in one
     pipeline: one round trip for all of them instead of one each (psycopg's pipeline mode; each
     statement still goes through Django's cursor, so it is logged and counted as any other)."""
-    if len(runs) < 2:
+    if len(runs) < 2 or not fast_paths():
         return [statement.rows(**values) for statement, values in runs]
     database = connections[runs[0][0].db]
     database.ensure_connection()

@@ -34,8 +34,10 @@ The pagination's COUNT runs on the queryset as the selector wrote it: the joins 
 are not in it.
 """
 
+import dis
 import functools
 import inspect
+import types
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -45,9 +47,10 @@ from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
-from core.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
-from core.readpath.branches import holds_branches
-from core.readpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
+from core.fastpath.branches import holds_branches
+from core.fastpath.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
+from core.fastpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
+from core.fastpath.switch import fast_paths
 
 
 def reads(*sources: str) -> Callable:
@@ -87,7 +90,7 @@ class _Node:
             field = self.model._meta.get_field(name)
         except FieldDoesNotExist:
             if isinstance(inspect.getattr_static(self.model, name, None), property) and len(path) == 1:
-                self.properties.add(name)
+                self.add_property(name)
                 for concrete in self.model._meta.concrete_fields:
                     self.need(concrete.attname)
                 return self
@@ -110,6 +113,29 @@ class _Node:
             f"{self.where}: {self.model.__name__}.{name} is a {type(field).__name__}; only columns, "
             "foreign keys and (with many=True) reverse foreign keys can be read as rows."
         )
+
+    def add_property(self, name: str) -> None:
+        """A model property read as a field runs on the row, which holds its model's columns and
+        the properties the plan copies: what the property reads must be one of those (a column, `pk`,
+        another property, a constant), never a relation or a method, which a row does not have. Checked
+        from the names its code reads, when the plan is made (`tests/test_read_plans.py` makes every
+        resource's), not at the first GET that reaches a row without them."""
+        self.properties.add(name)
+        meta = self.model._meta
+        columns = {field.attname for field in meta.concrete_fields}
+        columns |= {field.name for field in meta.concrete_fields if not field.is_relation}
+        for attribute in _names_read(inspect.getattr_static(self.model, name).fget):
+            found = inspect.getattr_static(self.model, attribute, None)
+            if found is None or attribute in columns or attribute == "pk" or attribute in self.properties:
+                continue
+            if isinstance(found, property):
+                self.add_property(attribute)
+            elif callable(found) or hasattr(found, "__get__"):
+                raise ImproperlyConfigured(
+                    f"{self.where}: {self.model.__name__}.{name} reads {attribute!r}, which its rows do not "
+                    "have: a model property read as a field may read only its model's columns (and other "
+                    "such properties)."
+                )
 
     def add_many(self, path: list[str], where: str) -> "_Node":
         name = path[0]
@@ -135,7 +161,7 @@ class _Node:
                 sources = getattr(getattr(serializer_class, field.method_name), "reads", None)
                 if sources is None:
                     raise ImproperlyConfigured(
-                        f"{place}: {field.method_name} must say what it reads with @core.readpath.reads(...)."
+                        f"{place}: {field.method_name} must say what it reads with @core.fastpath.reads(...)."
                     )
                 for source in sources:
                     self.add_source(source.split("."))
@@ -241,11 +267,11 @@ class _Node:
     def page_statement(self, queryset: QuerySet, shape: Shape) -> CompiledValues | None:
         """The statement of `queryset`'s rows without its slice for its shape: compiled by the ORM
         at the shape's first request and kept if its parameters are exactly the shape's
-        (core.readpath.shapes); None when it was not kept."""
+        (core.fastpath.shapes); None when it was not kept."""
         kept = self.pages.get(shape)
         if kept is not MISSING:
             return kept
-        # A rule of branches is compiled against the query's slice (core.readpath.branches): its
+        # A rule of branches is compiled against the query's slice (core.fastpath.branches): its
         # statement is compiled sliced, and the slice the ORM wrote at its end is cut off.
         sliced = holds_branches(queryset.query.where)
         unsliced = queryset._chain()
@@ -345,13 +371,34 @@ def _fields(serializer_class) -> dict:
     return serializer_class().fields
 
 
+def _names_read(function) -> set[str]:
+    """The attributes `function` reads from its first argument (`self.<name>`), in its own code and
+    in the functions and comprehensions nested in it."""
+    itself = function.__code__.co_varnames[0]
+    names, codes = set(), [function.__code__]
+    while codes:
+        code = codes.pop()
+        previous = None
+        for instruction in dis.get_instructions(code):
+            if (
+                instruction.opname in ("LOAD_ATTR", "LOAD_METHOD")
+                and previous is not None
+                and previous.opname in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE")
+                and previous.argval == itself
+            ):
+                names.add(instruction.argval)
+            previous = instruction
+        codes.extend(constant for constant in code.co_consts if isinstance(constant, types.CodeType))
+    return names
+
+
 def _row_class(model: type[Model], properties: set[str]) -> type:
     """A plain class for one model's rows: its columns by attname, `pk`, and the model properties
     the serializer reads (which may read only columns)."""
     pk_attname = model._meta.pk.attname
     namespace = {
         "__module__": __name__,
-        "__doc__": f"A read-only row of {model.__name__} (core.readpath).",
+        "__doc__": f"A read-only row of {model.__name__} (core.fastpath).",
         "pk": property(lambda item: item.__dict__[pk_attname]),
         "__repr__": lambda item: f"<{model.__name__} row {item.__dict__.get(pk_attname)}>",
         **{name: inspect.getattr_static(model, name) for name in properties},
@@ -378,7 +425,7 @@ class RowIterable(BaseIterable):
 
 class RowCount:
     """Mixed into the class of the queryset `read_rows` answers: its COUNT, too, is compiled once
-    per shape (core.readpath.shapes), and its clones keep the querysets its reverse relations are
+    per shape (core.fastpath.shapes), and its clones keep the querysets its reverse relations are
     read through (`_row_related`: a subclass of the iterable for each queryset made a class per
     request, which only the cyclic collector could free)."""
 
@@ -435,7 +482,10 @@ def _related(queryset: QuerySet) -> dict[str, QuerySet]:
 
 def read_rows(queryset: QuerySet, serializer_class: type[serializers.BaseSerializer]) -> QuerySet:
     """`queryset` with the same filters and order, evaluated as rows of what `serializer_class`
-    shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset."""
+    shows. Pagination, `filter()`, `first()` and slicing work on it as on any queryset. With the
+    switch off (`FAST_PATHS`), `queryset` itself: model instances, the selector's prefetches."""
+    if not fast_paths():
+        return queryset
     rows = queryset.prefetch_related(None)  # the rows come with their relations (`_Node.fetch`)
     rows._iterable_class = row_iterable(queryset.model, serializer_class)  # kept by clones, as .values() keeps its own
     rows.__class__ = _counting(type(rows))  # and so is its class,
