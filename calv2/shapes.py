@@ -13,6 +13,7 @@ from django.core.exceptions import ObjectDoesNotExist
 
 from notifications.services import mail_settings_output
 from scheduling.models import Availability
+from scheduling.payloads import ical_uid
 from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
 
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
@@ -148,7 +149,7 @@ def booking_2024_08_13(booking) -> dict:
         "updatedAt": iso_ms(booking.updated_at),
         "metadata": booking.metadata,
         "rating": None,
-        "icsUid": booking.uid,
+        "icsUid": ical_uid(booking),
         "attendees": [_attendee(attendee) for attendee in attendees if attendee.name],
         "guests": [attendee.email for attendee in attendees if not attendee.name],
         "bookingFieldsResponses": booking.responses,

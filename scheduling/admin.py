@@ -18,7 +18,7 @@ from core.admin_scale import CONTAINS, PREFIX, PREFIX_ANY_CASE, ScaledAdminMixin
 from core.exceptions import ApplicationError
 from payments.admin import format_money
 from scheduling.models import Attendee, Availability, Booking, EventType, Schedule
-from scheduling.services.bookings import booking_cancel, booking_confirm, booking_reject
+from scheduling.services.bookings import booking_cancel, booking_confirm, booking_details_save, booking_reject
 from scheduling.services.event_types import EDITABLE_FIELDS, event_type_create, event_type_delete, event_type_update
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
 
@@ -252,6 +252,9 @@ class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def save_model(self, request, obj, form, change):
+        booking_details_save(booking=obj, changed_fields=form.changed_data)
 
     def _transition(self, request, queryset, service, done: str):
         changed = 0

@@ -5,16 +5,6 @@ from scheduling.models import Booking, BookingStatus
 from scheduling.payloads import ical_uid
 
 
-def _first_of_chain(booking: Booking) -> Booking:
-    """The booking that a chain of reschedules started from: its iCalUID is the meeting's, as Cal.com
-    keeps the original's iCalUID when v1 reschedules into a new booking."""
-    seen = {booking.pk}
-    while booking.rescheduled_from_id is not None and booking.rescheduled_from_id not in seen:
-        seen.add(booking.rescheduled_from_id)
-        booking = Booking.objects.only("pk", "uid", "rescheduled_from_id").get(pk=booking.rescheduled_from_id)
-    return booking
-
-
 def _latest_of_chain(booking: Booking) -> Booking:
     """The booking that now holds the meeting: the newest one that rescheduled this one."""
     seen = {booking.pk}
@@ -41,7 +31,7 @@ def booking_event(booking_id: int):
         organizer_id=organizer.pk,
         organizer_name=organizer.name or organizer.username,
         organizer_email=organizer.email,
-        uid=ical_uid(_first_of_chain(latest)),
+        uid=ical_uid(latest),
         sequence=latest.ical_sequence,
         title=latest.title,
         description=latest.description,

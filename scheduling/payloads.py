@@ -177,7 +177,9 @@ def utc_offset(time_zone: str, at: datetime) -> int:
 
 
 def ical_uid(booking) -> str:
-    return f"{booking.uid}@{ICAL_UID_DOMAIN}"
+    """The booking's calendar event UID (Cal.com's `iCalUID`): `<uid>@Cal.com`, or the one it took
+    over from the booking it rescheduled (kept along a chain of reschedules)."""
+    return booking.ical_uid or f"{booking.uid}@{ICAL_UID_DOMAIN}"
 
 
 def booker_url() -> str:
