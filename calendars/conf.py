@@ -21,6 +21,13 @@ DEFAULTS = {
     "EXPAND_SECONDS": 10.0,
     # The outbox of event writes: retry delays, then the write waits for the next sweep.
     "WRITE_RETRY_SECONDS": [5, 30, 120, 600, 1800],
+    # A user's bookings as a feed (calendars.feeds): the window of start times it shows, how long a
+    # cancelled booking stays in it (as STATUS:CANCELLED), and at most how many events it holds.
+    "FEED_PAST_DAYS": 90,
+    "FEED_FUTURE_DAYS": 365,
+    "FEED_CANCELLED_DAYS": 30,
+    "FEED_MAX_UPCOMING": 1000,
+    "FEED_MAX_PAST": 250,
 }
 
 

@@ -169,3 +169,29 @@ class CalendarWrite(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} for booking {self.booking_id}"
+
+
+class FeedVariant(models.TextChoices):
+    FULL = "full", "every detail"
+    BUSY = "busy", "busy time only"
+
+
+class CalendarFeed(models.Model):
+    """A secret address where a calendar app subscribes to the user's bookings (calendars.feeds).
+    Only the SHA-256 of its token is stored: the address is shown once, when it is made or
+    rotated. One per user and variant; deleting the row revokes the address."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calendar_feeds")
+    variant = models.CharField(max_length=4, choices=FeedVariant.choices)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "variant"], name="calendar_feed_user_variant_unique"),
+            models.CheckConstraint(condition=Q(variant__in=FeedVariant.values), name="calendar_feed_variant_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_variant_display()} feed of {self.user_id}"

@@ -71,18 +71,24 @@ def event_ics(event: BookingEvent, sequence: int) -> str:
     if event.location:
         vevent.add("location", event.location)
     vevent.add("status", "TENTATIVE" if event.tentative else "CONFIRMED")
-    organizer = icalendar.vCalAddress(f"mailto:{event.organizer_email}")
-    organizer.params["cn"] = icalendar.vText(event.organizer_name)
+    add_people(vevent, event.organizer_name, event.organizer_email, event.attendees)
+    calendar.add_component(vevent)
+    return calendar.to_ical().decode()
+
+
+def add_people(vevent: icalendar.Event, organizer_name: str, organizer_email: str, attendees) -> None:
+    """The meeting's ORGANIZER and its ATTENDEEs ((name, email) pairs), as every event this
+    service writes names them."""
+    organizer = icalendar.vCalAddress(f"mailto:{organizer_email}")
+    organizer.params["cn"] = icalendar.vText(organizer_name)
     vevent.add("organizer", organizer)
-    for name, email in event.attendees:
+    for name, email in attendees:
         attendee = icalendar.vCalAddress(f"mailto:{email}")
         if name:
             attendee.params["cn"] = icalendar.vText(name)
         attendee.params["role"] = icalendar.vText("REQ-PARTICIPANT")
         attendee.params["partstat"] = icalendar.vText("NEEDS-ACTION")
         vevent.add("attendee", attendee, encode=0)
-    calendar.add_component(vevent)
-    return calendar.to_ical().decode()
 
 
 def _sync(event: BookingEvent) -> None:
