@@ -56,7 +56,7 @@ class CalendarFeedReadView(APIView):
         ],
         responses={
             (200, "text/calendar"): OpenApiResponse(
-                OpenApiTypes.STR,
+                OpenApiTypes.BINARY,
                 description="The feed (iCalendar). `ETag` and `Last-Modified` come with it; "
                 "`X-Feed-Truncated: true` when the limits left bookings out.",
             ),
@@ -71,7 +71,7 @@ class CalendarFeedReadView(APIView):
         variant, is the 404 of an unknown path. Conditional on `If-None-Match`."""
         feed = feed_by_token(token)
         if feed is None or feed.variant != variant:
-            return api_not_found(request)
+            return api_not_found(request._request)
         entries, truncated = feed_entries(feed)
         body = render_feed(feed, entries)
         etag = feed_etag(body)

@@ -124,7 +124,7 @@ def _calendar(name: str) -> icalendar.Calendar:
     calendar.add("method", "PUBLISH")
     calendar.add("x-wr-calname", name)
     calendar.add("refresh-interval", REFRESH_INTERVAL, parameters={"VALUE": "DURATION"})
-    calendar.add("x-published-ttl", REFRESH_INTERVAL)
+    calendar.add("x-published-ttl", icalendar.vDuration(REFRESH_INTERVAL))
     return calendar
 
 
