@@ -77,7 +77,7 @@ def seed(*, stdout=sys.stdout) -> dict:
     from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Schedule
     from webhooks.models import Webhook, WebhookTrigger
 
-    progress = Progress(total=11)
+    progress = Progress(total=12)
     call_command("flush", interactive=False, verbosity=0)
     progress.step("flushed")
     t0 = _anchor()
@@ -282,7 +282,7 @@ def _calendars_window(t0: datetime) -> tuple[datetime, datetime]:
     """31 days without bookings that start on the free window's weekday, 15 weeks later: the
     same slots, plus the connected calendars' busy time."""
     start = t0 + timedelta(days=35 + 15 * 7)
-    return start, start + timedelta(days=WINDOW_DAYS)
+    return start, start + timedelta(days=WINDOW_DAYS - 1)  # the last day, as the other windows end
 
 
 def _connected_calendars(user, t0: datetime) -> None:
