@@ -17,7 +17,7 @@ from calendars.models import CalendarFeed
 from calendars.tests.factories import BookingReferenceFactory
 from scheduling.models import Booking, BookingHost, BookingStatus
 from scheduling.tests.factories import AttendeeFactory, BookingFactory
-from tests.support.credentials import bearer
+from tests.support.credentials import auth, bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -197,10 +197,17 @@ def test_making_rotating_and_revoking_the_address(api_client, key, host):
     assert not CalendarFeed.objects.exists()
 
 
-def test_the_management_needs_a_credential_and_knows_two_variants(api_client, key):
+def test_the_management_needs_a_credential_its_scope_and_knows_two_variants(api_client, key, host):
     assert api_client.post("/v1/calendar-feeds/full", format="json").status_code == 401
     assert api_client.post("/v1/calendar-feeds/secret", format="json", **bearer(key)).status_code == 404
+    reader = auth(host, scope="READ_CALENDAR")
+    response = api_client.post("/v1/calendar-feeds/full", format="json", **reader)
+    assert (response.status_code, response.json()["code"]) == (403, "insufficient_scope")
     assert not CalendarFeed.objects.exists()
+    issue(api_client, key)
+    assert api_client.get("/v1/calendar-feeds/full", **reader).status_code == 200
+    assert api_client.delete("/v1/calendar-feeds/full", **reader).status_code == 403
+    assert CalendarFeed.objects.count() == 1
 
 
 def test_a_wrong_or_revoked_token_is_a_404_like_any_unknown_path_by_the_same_queries(api_client, key, host):
