@@ -75,7 +75,10 @@ class CalendarFeedReadView(APIView):
         entries, truncated = feed_entries(feed)
         body = render_feed(feed, entries)
         etag = feed_etag(body)
-        changed = max((entry.updated_at for entry in entries), default=feed.created_at)
+        # The busy feed's time is the newest booking's creation: a change it does not show (a new
+        # title) must not show in its headers either.
+        shown = "created_at" if variant == "busy" else "updated_at"
+        changed = max((getattr(entry, shown) for entry in entries), default=feed.created_at)
         headers = {
             "ETag": etag,
             "Last-Modified": http_date(max(changed, feed.created_at).timestamp()),

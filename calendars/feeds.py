@@ -18,7 +18,8 @@ stays FEED_CANCELLED_DAYS as STATUS:CANCELLED in the full feed, so that calendar
 events remove it; the busy feed leaves it out.
 
 Answers carry a strong ETag (a hash of the body) and Last-Modified (the newest change of a booking
-shown); `If-None-Match` with the current ETag is a 304 without a body.
+shown; in the busy feed, the newest booking's creation); `If-None-Match` with the current ETag is a
+304 without a body.
 """
 
 import hashlib

@@ -168,8 +168,16 @@ def test_the_busy_feed_shows_times_only(api_client, key, host):
         "Cancelled secret",
     ):
         assert leak not in body
-    # The same event keeps its UID from one read to the next.
-    assert read(api_client, response.wsgi_request.path).content == response.content
+    # The same event keeps its UID from one read to the next; an edit it does not show changes
+    # neither its body nor its headers.
+    secret.title = "Acquisition talks, day two"
+    secret.save()
+    again = read(api_client, response.wsgi_request.path)
+    assert (again.content, again["ETag"], again["Last-Modified"]) == (
+        response.content,
+        response["ETag"],
+        response["Last-Modified"],
+    )
 
 
 def test_making_rotating_and_revoking_the_address(api_client, key, host):
