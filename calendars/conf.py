@@ -21,8 +21,35 @@ DEFAULTS = {
     "EXPAND_SECONDS": 10.0,
     # The outbox of event writes: retry delays, then the write waits for the next sweep.
     "WRITE_RETRY_SECONDS": [5, 30, 120, 600, 1800],
+    # Google Calendar and Microsoft 365 (calendars.oauth): the OAuth app's client and the
+    # provider's published endpoints. The endpoints are settings so that tests can point them at
+    # a local server; they are never taken from a request.
+    "GOOGLE": {
+        "CLIENT_ID": "",
+        "CLIENT_SECRET": "",
+        "AUTHORIZE_URL": "https://accounts.google.com/o/oauth2/v2/auth",
+        "TOKEN_URL": "https://oauth2.googleapis.com/token",
+        "API_URL": "https://www.googleapis.com/calendar/v3",
+    },
+    "MICROSOFT": {
+        "CLIENT_ID": "",
+        "CLIENT_SECRET": "",
+        "TENANT": "common",
+        "LOGIN_URL": "https://login.microsoftonline.com",
+        "API_URL": "https://graph.microsoft.com/v1.0",
+    },
+    # The callback's address registered with both providers (…/v2/calendars/{calendar}/save is
+    # appended); empty: the address the connect request came to.
+    "OAUTH_REDIRECT_BASE_URL": "",
+    # How long a connect's authorization URL (its signed state) may be used.
+    "OAUTH_STATE_MAX_AGE_SECONDS": 600,
 }
 
 
 def calendar_setting(name: str):
     return {**DEFAULTS, **getattr(settings, "CALENDARS", {})}[name]
+
+
+def provider_setting(provider: str) -> dict:
+    """One OAuth provider's knobs ("GOOGLE", "MICROSOFT"), the configured ones over the defaults."""
+    return {**DEFAULTS[provider], **calendar_setting(provider)}
