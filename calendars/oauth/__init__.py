@@ -8,7 +8,7 @@ OAuth 2.0 connect (calendars.oauth.connect).
 - http.py: the one bounded, rule-checked HTTP call.
 
 Neither provider can be reached from the test environment: the tests replay recorded answers
-shaped as the providers document them, from a local server (calendars/tests/recorded.py)."""
+shaped as the providers document them, from a local server (calendars/tests/recorded_server.py)."""
 
 from dataclasses import replace
 from datetime import datetime
