@@ -22,7 +22,7 @@ from calendars.services import connection_refresh
 from calendars.tests.recorded_server import Reply, recorded
 from calendars.writes import apply_writes, due_write_bookings
 from scheduling.tests.factories import EventTypeFactory
-from tests.support.credentials import bearer
+from tests.support.credentials import auth, bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -460,8 +460,17 @@ def test_connect_and_save_of_an_unknown_calendar_are_a_400(api_client, key):
     assert api_client.get("/v2/calendars/apple/save?state=x&code=y").status_code == 400
 
 
-def test_connect_needs_a_credential(api_client):
+def test_connect_needs_a_credential_with_the_write_calendar_scope(api_client, host, oauth_apps):
     assert api_client.get("/v2/calendars/google/connect").status_code == 401
+    response = api_client.get("/v2/calendars/google/connect", **auth(host, scope="READ_CALENDAR"))
+    assert response.status_code == 403
+    assert api_client.get("/v2/calendars/google/connect", **auth(host, scope="WRITE_CALENDAR")).status_code == 200
+
+
+def test_the_callback_address_is_the_configured_public_one(api_client, key, oauth_apps, settings):
+    settings.CALENDARS = {**settings.CALENDARS, "OAUTH_REDIRECT_BASE_URL": "https://scheduling.example.org/"}
+    authorization = start_connect(api_client, key, "")
+    assert authorization["redirect_uri"] == "https://scheduling.example.org/v2/calendars/google/save"
 
 
 def test_the_outbound_rule_applies_to_googles_endpoints_too(api_client, key, host, oauth_apps, settings):
