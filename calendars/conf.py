@@ -41,6 +41,9 @@ DEFAULTS = {
     # The callback's address registered with both providers (…/v2/calendars/{calendar}/save is
     # appended); empty: the address the connect request came to.
     "OAUTH_REDIRECT_BASE_URL": "",
+    # Hosts the callback may redirect a browser to (`redir`), besides this service's own and the
+    # calling OAuth client's redirect URIs' hosts.
+    "OAUTH_REDIR_HOSTS": [],
     # How long a connect's authorization URL (its signed state) may be used.
     "OAUTH_STATE_MAX_AGE_SECONDS": 600,
 }

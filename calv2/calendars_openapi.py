@@ -204,7 +204,12 @@ def paths() -> dict:
                 {"200": _answer(_success(_object({"authUrl": STRING})))},
                 parameters=[
                     OAUTH_CALENDAR_PATH,
-                    _query("redir", STRING, "Where the browser goes after the callback (an http or https URL)."),
+                    _query(
+                        "redir",
+                        STRING,
+                        "Where the browser goes after the callback: an http or https URL on a host the operator "
+                        "lists, this service's, or one of the calling OAuth client's redirect URIs' hosts.",
+                    ),
                     _query("isDryRun", BOOLEAN, "Consent only: the callback stores nothing."),
                 ],
             )

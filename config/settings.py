@@ -354,6 +354,7 @@ CALENDARS = {
         "TENANT": env.str("CALENDAR_MICROSOFT_TENANT", default="common"),
     },
     "OAUTH_REDIRECT_BASE_URL": env.str("CALENDAR_OAUTH_REDIRECT_BASE_URL", default=""),
+    "OAUTH_REDIR_HOSTS": env.list("CALENDAR_OAUTH_REDIR_HOSTS", default=[]),
 }
 
 # --- Webhooks ----------------------------------------------------------------------------------

@@ -73,5 +73,6 @@ def oauth_apps(settings, recorded_server):
             "LOGIN_URL": f"{recorded_server.url}/login",
             "API_URL": f"{recorded_server.url}/v1.0",
         },
+        "OAUTH_REDIR_HOSTS": ["app.example.org"],
     }
     return recorded_server

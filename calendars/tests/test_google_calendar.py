@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, ApplicationFactory, UserFactory
 from calendars import crypto
 from calendars.models import BookingReference, BusyTime, CalendarConnection, CalendarWrite, ConnectionKind
 from calendars.selectors import calendar_busy, is_healthy
@@ -453,6 +453,23 @@ def test_without_the_app_configured_connect_names_what_is_missing(api_client, ke
 def test_bad_connect_parameters_are_a_400(api_client, key, oauth_apps, query):
     response = api_client.get(f"/v2/calendars/google/connect{query}", **bearer(key))
     assert response.status_code == 400, response.content
+
+
+def test_redir_leads_only_to_listed_hosts_the_service_or_the_calling_clients(api_client, key, host, oauth_apps):
+    """Anyone can get a state for their own account: an unchecked redir would make the callback an
+    open redirect."""
+    response = api_client.get(f"/v2/calendars/google/connect?redir={quote('https://evil.example/x')}", **bearer(key))
+    assert response.status_code == 400 and "CALENDAR_OAUTH_REDIR_HOSTS" in response.json()["error"]["message"]
+    own = api_client.get(f"/v2/calendars/google/connect?redir={quote('http://testserver/done')}", **bearer(key))
+    assert own.status_code == 200
+    client = ApplicationFactory(redirect_uris="https://partner.example/oauth/callback")
+    token = AccessTokenFactory(user=host, application=client, scope="WRITE_CALENDAR").raw_token
+    theirs = api_client.get(
+        f"/v2/calendars/google/connect?redir={quote('https://partner.example/calendars')}", **bearer(token)
+    )
+    assert theirs.status_code == 200, theirs.content
+    response = api_client.get(f"/v2/calendars/google/connect?redir={quote('https://evil.example/')}", **bearer(token))
+    assert response.status_code == 400
 
 
 def test_connect_and_save_of_an_unknown_calendar_are_a_400(api_client, key):

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.http import HttpResponsePermanentRedirect
 from django.urls import path
+from oauth2_provider.models import get_application_model
 from rest_framework.permissions import AllowAny
 
 from calendars.conf import calendar_setting
@@ -51,10 +52,32 @@ def _callback(request, calendar: str) -> str:
     return f"{base}{suffix}" if base else request.build_absolute_uri(suffix)
 
 
-def _checked_redir(redir: str) -> str:
+def _allowed_hosts(request) -> set[str]:
+    """Where the callback may send a browser: the operator's list, this service itself, and the
+    hosts of the calling OAuth client's registered redirect URIs. Without the rule the callback
+    would be an open redirect: anyone can get a state for their own account, with any `redir`."""
+    hosts = {host.lower() for host in calendar_setting("OAUTH_REDIR_HOSTS")}
+    hosts.add(request.get_host().rsplit(":", 1)[0].lower())
+    base = calendar_setting("OAUTH_REDIRECT_BASE_URL")
+    if base:
+        hosts.add((urlsplit(base).hostname or "").lower())
+    application_id = getattr(request.auth, "application_id", None)
+    if application_id is not None:
+        uris = get_application_model().objects.filter(pk=application_id).values_list("redirect_uris", flat=True)
+        hosts.update((urlsplit(uri).hostname or "").lower() for uri in " ".join(uris).split())
+    return hosts
+
+
+def _checked_redir(request, redir: str) -> str:
     parts = urlsplit(redir)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ApplicationError("redir must be an http or https URL.", errors={"redir": ["Must be an absolute URL."]})
+    if parts.hostname.lower() not in _allowed_hosts(request):
+        message = (
+            f"redir may not lead to {parts.hostname}: the operator lists the hosts it may lead to "
+            "(CALENDAR_OAUTH_REDIR_HOSTS), or an OAuth client registers them as redirect URIs."
+        )
+        raise ApplicationError(message, errors={"redir": [message]})
     return redir
 
 
@@ -70,7 +93,7 @@ class CalendarConnectView(V2View):
     def get(self, request, calendar):
         kind = _kind(calendar)
         query = ConnectQuery.parse(request)
-        redir = _checked_redir(query["redir"]) if query["redir"] else ""
+        redir = _checked_redir(request, query["redir"]) if query["redir"] else ""
         url = connect_url(
             user=request.user,
             kind=kind,
