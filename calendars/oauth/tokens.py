@@ -234,6 +234,10 @@ class Session:
 
     @classmethod
     def of(cls, connection: CalendarConnection, *, timeout: float | None = None) -> "Session":
+        # The tokens as stored now: another worker may have refreshed them since `connection` was read.
+        stored = CalendarConnection.objects.filter(pk=connection.pk).values_list("credentials", "invalid").first()
+        if stored is not None:
+            connection.credentials, connection.invalid = stored
         return cls(connection.kind, crypto.decrypt(connection.credentials), connection=connection, timeout=timeout)
 
     def _refresh(self) -> None:
