@@ -22,6 +22,7 @@ from cryptography.x509.oid import NameOID
 from accounts.tests.factories import UserFactory
 from calendars.models import CalendarConnection, ConnectionKind
 from calendars.network import pinned_session
+from calendars.oauth.http import request as provider_request
 from calendars.providers import ProviderError, fetch_feed
 from calendars.services import connect_caldav, connection_refresh
 from core.exceptions import ApplicationError
@@ -212,6 +213,24 @@ def test_a_feed_is_fetched_from_the_checked_address_and_its_redirects_are_refuse
         assert trap.requests == []
     finally:
         redirector.stop()
+
+
+def test_google_and_microsoft_requests_go_to_the_checked_address(dns, trap_for):
+    checked, rebound = dns
+    api = Recorder("127.0.0.1", status=404)
+    trap = trap_for(api.port)
+    try:
+        checked["graph.test"], rebound["graph.test"] = ["127.0.0.1"], "127.0.0.2"
+        answer = provider_request("Microsoft 365", "GET", f"http://graph.test:{api.port}/v1.0/me", token="t")
+        assert answer.status == 404
+        assert [(seen["path"], seen["host"]) for seen in api.requests] == [("/v1.0/me", f"graph.test:{api.port}")]
+        assert trap.requests == []
+        checked["internal.test"] = ["127.0.0.2"]
+        with pytest.raises(ProviderError, match="127.0.0.2"):
+            provider_request("Google Calendar", "GET", f"http://internal.test:{api.port}/calendar/v3")
+        assert trap.requests == []
+    finally:
+        api.stop()
 
 
 @pytest.fixture(scope="module")
