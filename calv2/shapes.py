@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ObjectDoesNotExist
 
+from core.ical import ical_uid
 from notifications.services import mail_settings_output
 from scheduling.models import Availability
-from scheduling.payloads import ical_uid
 from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
 
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")

@@ -4,8 +4,8 @@ Registered in `scheduling.apps`."""
 
 from django.db.models import OuterRef, Prefetch, Q, Subquery
 
+from core.ical import ical_uid
 from scheduling.models import Attendee, Booking, BookingHost, BookingStatus
-from scheduling.payloads import ical_uid
 
 
 def _latest_of_chain(booking: Booking) -> Booking:

@@ -17,6 +17,7 @@ from calendars.models import BookingReference, CalendarWrite, ConnectionKind
 from calendars.selectors import calendar_busy
 from calendars.services import connect_caldav, connection_refresh
 from calendars.writes import apply_writes, due_write_bookings
+from notifications.invitations import invitation
 from notifications.models import EmailMessage
 from scheduling.models import Booking
 from scheduling.services.bookings import booking_cancel
@@ -209,6 +210,60 @@ def test_after_v1_reschedules_the_answer_the_payload_and_the_event_share_the_fir
     sweep()
     [event] = events_on(calendar)
     assert (str(event["UID"]), event["DTSTART"].dt) == (uid, berlin(14))
+
+
+def test_the_invitation_the_event_the_payload_and_the_feed_carry_one_uid_after_a_v1_reschedule(
+    api_client, key, host, event_type, server_calendar
+):
+    # An attendee (or the organizer) who accepts the invitation and also has the destination
+    # calendar or the feed holds one event: every copy of the meeting carries the same UID.
+    calendar, _ = server_calendar
+    WebhookFactory(user=host, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.BOOKING_RESCHEDULED])
+    first = book(api_client, key, event_type, berlin(10))
+    uid = first["iCalUID"]
+    assert uid == f"{first['uid']}@Cal.com"
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"]) == (uid, 0)
+
+    second = book(api_client, key, event_type, berlin(12), rescheduleUid=first["uid"])
+    assert (second["iCalUID"], second["iCalSequence"]) == (uid, 1)
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"], event["DTSTART"].dt) == (uid, 1, berlin(12))
+
+    # A new title rewrites the event (SEQUENCE 2) and mails nobody; the next move mails everyone
+    # with a SEQUENCE above it, the same the event takes.
+    response = api_client.patch(f"/v1/bookings/{second['id']}", {"title": "Roadmap"}, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    sweep()
+    response = api_client.post(
+        f"/v1/bookings/{second['id']}/reschedule", {"start": berlin(14).isoformat()}, format="json", **bearer(key)
+    )
+    assert response.json()["booking"]["iCalUID"] == uid
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"], event["DTSTART"].dt) == (uid, 3, berlin(14))
+
+    for recipient in ("grace@example.org", host.email):
+        sent = EmailMessage.objects.filter(recipient=recipient).order_by("id")
+        invitations = [icalendar.Calendar.from_ical(invitation(message.context)[1]) for message in sent]
+        events = [next(iter(each.walk("VEVENT"))) for each in invitations]
+        # The invitations' SEQUENCE follows the calendar event's: a client holding both applies them in order.
+        assert [(str(each["UID"]), each["SEQUENCE"]) for each in events] == [(uid, 0), (uid, 1), (uid, 3)]
+
+    payloads = [
+        delivery.payload.get("payload", delivery.payload) for delivery in WebhookDelivery.objects.order_by("id")
+    ]
+    assert [(payload["iCalUID"], payload["iCalSequence"]) for payload in payloads] == [(uid, 0), (uid, 1), (uid, 3)]
+
+    response = api_client.post("/v1/calendar-feeds/full", format="json", **bearer(key))
+    feed = api_client.get(response.json()["calendar_feed"]["url"].removeprefix("http://testserver"))
+    assert feed.status_code == 200
+    in_feed = [
+        (str(each["UID"]), each["DTSTART"].dt) for each in icalendar.Calendar.from_ical(feed.content).walk("VEVENT")
+    ]
+    assert in_feed == [(uid, berlin(14))]
 
 
 def test_after_a_v2_reschedule_ics_uid_the_payload_and_the_event_share_the_first_uid(

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from rest_framework import serializers
 
 from core.datetimes import is_supported_instant
+from core.ical import ical_uid
 from core.readpath import reads
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
-from scheduling.payloads import ical_uid
 from scheduling.serializers.schedules import TimeZoneField
 from scheduling.services.booking_requests import BookingRequest
 

@@ -20,12 +20,13 @@ from calendars.selectors import refuse_if_calendar_busy
 from calendars.writes import booking_changed as calendar_booking_changed
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
+from core.ical import ical_uid
 from core.loaded import record_loaded
 from core.models import App
 from notifications.outbox import booking_changed
 from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
-from scheduling.payloads import booking_payload, ical_uid
+from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.slots import slot_is_offered
 from scheduling.services.assignment import (
@@ -478,8 +479,11 @@ def booking_edit(
         for field, value in changed.items():
             setattr(booking, field, value)
         _validate(booking)
-        booking.save(update_fields=[*changed, "updated_at"])
-        # The meeting's calendar event shows them: it is written again, its SEQUENCE raised.
+        # The meeting's calendar event shows them: it is written again, its SEQUENCE raised. The
+        # booking's `ical_sequence` is the counter the calendar write and the next invitation
+        # both start from, so it rises too.
+        booking.ical_sequence += 1
+        booking.save(update_fields=[*changed, "ical_sequence", "updated_at"])
         calendar_booking_changed(booking)
     moved = start is not None and (start != booking.start_time or (end is not None and end != booking.end_time))
     if moved:
@@ -501,8 +505,11 @@ def booking_details_save(*, booking: Booking, changed_fields: Iterable[str]) -> 
     location, metadata). The meeting's event in the organizer's destination calendar is written
     again when it shows one of them; like v1's PATCH of a title, no webhook and no e-mail."""
     _validate(booking)
+    shown = bool(EVENT_TEXT_FIELDS & set(changed_fields))
+    if shown:  # the counter of the calendar write and the next invitation, as for v1's edit
+        booking.ical_sequence += 1
     booking.save()
-    if EVENT_TEXT_FIELDS & set(changed_fields):
+    if shown:
         calendar_booking_changed(booking)
     return booking
 
