@@ -16,6 +16,8 @@ whose own check chose that address for that name. Proxies are never used (a prox
 the name itself): the session ignores the environment's, and the adapter drops any passed to it.
 """
 
+import time
+
 import requests
 
 from core.outbound import Target, resolve_target
@@ -62,3 +64,26 @@ def pin(session: requests.Session) -> requests.Session:
 
 def pinned_session() -> requests.Session:
     return pin(requests.Session())
+
+
+class AnswerTooLarge(Exception):
+    """The answer's body grew past the limit while it was read."""
+
+
+class AnswerTooSlow(Exception):
+    """The answer's body was still coming when the whole answer's time was up."""
+
+
+def read_bounded(response: requests.Response, *, limit: int, timeout: float) -> bytes:
+    """The body of a streamed answer, read until it ends, more than `limit` bytes have come
+    (`AnswerTooLarge`) or `timeout` seconds have passed in all (`AnswerTooSlow`: a bound on the
+    whole answer, not only on each read, so a server trickling bytes cannot hold a worker)."""
+    body = bytearray()
+    deadline = time.monotonic() + timeout
+    for chunk in response.iter_content(chunk_size=65536):
+        body.extend(chunk)
+        if len(body) > limit:
+            raise AnswerTooLarge
+        if time.monotonic() > deadline:
+            raise AnswerTooSlow
+    return bytes(body)

@@ -6,7 +6,6 @@ time- and size-bounded (`CALENDARS["TIMEOUT_SECONDS"]`, `["MAX_RESPONSE_BYTES"]`
 feed's secret URL.
 """
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote, urlsplit
@@ -17,7 +16,7 @@ from caldav.lib import error as caldav_error
 
 from calendars.conf import calendar_setting
 from calendars.ical import BusyPeriod, CalendarDataRefused, busy_periods, parse_calendar
-from calendars.network import pin, pinned_session
+from calendars.network import AnswerTooLarge, AnswerTooSlow, pin, pinned_session, read_bounded
 from core.outbound import TargetRefused, resolve_target
 
 
@@ -173,15 +172,12 @@ def fetch_feed(url: str, *, etag: str = "", timeout: float | None = None) -> Fee
                     return FeedAnswer(data=None, etag=etag)
                 if response.status_code != 200:
                     raise ProviderError(f"The feed answered HTTP {response.status_code}.")
-                body = bytearray()
-                deadline = time.monotonic() + timeout  # a whole-answer bound, not only per read
-                for chunk in response.iter_content(chunk_size=65536):
-                    body.extend(chunk)
-                    if len(body) > limit:
-                        raise ProviderError(f"The feed has more than {limit} bytes.")
-                    if time.monotonic() > deadline:
-                        raise ProviderError(f"The feed took more than {timeout:g} s to send.")
-                return FeedAnswer(data=bytes(body), etag=response.headers.get("ETag", ""))
+                body = read_bounded(response, limit=limit, timeout=timeout)
+                return FeedAnswer(data=body, etag=response.headers.get("ETag", ""))
+    except AnswerTooLarge:
+        raise ProviderError(f"The feed has more than {limit} bytes.") from None
+    except AnswerTooSlow:
+        raise ProviderError(f"The feed took more than {timeout:g} s to send.") from None
     except TargetRefused as refusal:
         raise ProviderError(str(refusal)) from None
     except requests.RequestException as error:

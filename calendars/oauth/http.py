@@ -7,14 +7,13 @@ Plain HTTP to the documented REST APIs rather than Google's and Microsoft's SDKs
 used here (token, calendar list, events) do not justify their dependency trees, and a plain client
 is what lets the tests replay recorded answers from a local server."""
 
-import time
 from dataclasses import dataclass, field
 
 import orjson
 import requests
 
 from calendars.conf import calendar_setting
-from calendars.network import pinned_session
+from calendars.network import AnswerTooLarge, AnswerTooSlow, pinned_session, read_bounded
 from calendars.providers import ProviderError, check_url
 from core.outbound import TargetRefused
 
@@ -78,14 +77,11 @@ def request(
             with session.request(
                 method, url, headers=headers, timeout=timeout, allow_redirects=False, stream=True, **kwargs
             ) as response:
-                body = bytearray()
-                deadline = time.monotonic() + timeout
-                for chunk in response.iter_content(chunk_size=65536):
-                    body.extend(chunk)
-                    if len(body) > limit:
-                        raise ProviderError(f"{title} answered more than {limit} bytes.")
-                    if time.monotonic() > deadline:
-                        raise ProviderError(f"{title} took more than {timeout:g} s to answer.")
+                body = read_bounded(response, limit=limit, timeout=timeout)
+    except AnswerTooLarge:
+        raise ProviderError(f"{title} answered more than {limit} bytes.") from None
+    except AnswerTooSlow:
+        raise ProviderError(f"{title} took more than {timeout:g} s to answer.") from None
     except TargetRefused as refusal:
         raise ProviderError(str(refusal)) from None
     except requests.RequestException as error:
@@ -93,7 +89,7 @@ def request(
     data: dict = {}
     if body.strip():
         try:
-            parsed = orjson.loads(bytes(body))
+            parsed = orjson.loads(body)
         except orjson.JSONDecodeError:
             parsed = None
         if not isinstance(parsed, dict):

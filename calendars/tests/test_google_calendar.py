@@ -17,6 +17,8 @@ from django.utils import timezone
 from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, ApplicationFactory, UserFactory
 from calendars import crypto
 from calendars.models import BookingReference, BusyTime, CalendarConnection, CalendarWrite, ConnectionKind
+from calendars.oauth.http import request as provider_request
+from calendars.providers import ProviderError
 from calendars.selectors import calendar_busy, is_healthy
 from calendars.services import connection_refresh
 from calendars.tests.recorded_server import Reply, recorded
@@ -514,3 +516,13 @@ def test_a_calendar_id_from_googles_answer_is_one_path_segment(api_client, key, 
     connection_refresh(connection=connection)
     [seen] = [seen for seen in oauth_apps.requests[-1:]]
     assert seen.path == f"{API}/calendars/../../users/me/calendarList?x=/events"
+
+
+def test_an_answer_larger_than_the_bound_is_refused_while_it_is_read(settings, oauth_apps):
+    settings.CALENDARS = {**settings.CALENDARS, "MAX_RESPONSE_BYTES": 4096}
+    oauth_apps.reply("GET", f"{API}/users/me/calendarList", Reply(200, {"items": [{"id": "x" * 8192}]}))
+    with pytest.raises(ProviderError, match="Google Calendar answered more than 4096 bytes"):
+        provider_request("Google Calendar", "GET", f"{oauth_apps.url}{API}/users/me/calendarList", token="t")
+    oauth_apps.reply("GET", f"{API}/users/me/calendarList", Reply(200, {"items": []}))
+    answer = provider_request("Google Calendar", "GET", f"{oauth_apps.url}{API}/users/me/calendarList", token="t")
+    assert (answer.status, answer.data) == (200, {"items": []})
