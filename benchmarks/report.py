@@ -114,6 +114,17 @@ def table(results: dict, meta: dict) -> str:
                     results["schedule_noauth"],
                 ),
             ]
+    if "slots_calendars_pair" in results:
+        lines += [
+            "",
+            pair_cost(
+                "Two connected calendars (a CalDAV calendar and an ICS feed, 400 cached busy periods in the"
+                " window; target: at most 1.2× the time of no calendar)",
+                "GET /v1/slots",
+                results["slots_calendars"],
+                results["slots_calendars_pair"],
+            ),
+        ]
     if "booking_create_keyed_pair" in results:
         lines += [
             "",

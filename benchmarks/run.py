@@ -352,6 +352,8 @@ def targets(seeded: dict) -> tuple[Target, list[Target], list[Target]]:
     free, busy = seeded["free_window"], seeded["busy_window"]
     slots_query = f"eventTypeId={seeded['slots_event_type_id']}&startTime={free[0]}&endTime={free[1]}"
     busy_query = f"eventTypeId={seeded['slots_event_type_id']}&startTime={busy[0]}&endTime={busy[1]}"
+    calendars = seeded["calendars_window"]
+    calendars_query = f"eventTypeId={seeded['slots_event_type_id']}&startTime={calendars[0]}&endTime={calendars[1]}"
     static = Target("static", "F_static (constant JSON)", "/bench/static", None)
     endpoints = [
         Target("me", "GET /v1/me", "/v1/me", "/bench/db/me"),
@@ -389,6 +391,13 @@ def targets(seeded: dict) -> tuple[Target, list[Target], list[Target]]:
     ]
     extras = [
         Target("slots_busy", "GET /v1/slots (31 days, 500 bookings)", f"/v1/slots?{busy_query}", None),
+        Target(
+            "slots_calendars",
+            "GET /v1/slots (31 days, CalDAV + ICS feed connected: 400 cached busy periods)",
+            f"/v1/slots?{calendars_query}",
+            None,
+            pair="slots",
+        ),
         Target(
             "booking_create_keyed",
             "POST /v1/bookings with an Idempotency-Key",

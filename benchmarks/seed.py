@@ -8,7 +8,9 @@ slot windows are always in the future:
 - 1,500 bookings in the past, spread 8 h apart;
 - 500 bookings inside the 31 days from T0 (`busy_window`, the busy `GET /v1/slots` line);
 - no bookings in the 31-day window of the plain `GET /v1/slots` line (`free_window`);
-- `post_slots`: distinct free 15-minute slots, far ahead, one per `POST /v1/bookings` request.
+- `post_slots`: distinct free 15-minute slots, far ahead, one per `POST /v1/bookings` request;
+- a CalDAV calendar and an ICS feed connected, 200 cached busy periods each, all inside
+  `calendars_window` (31 days without bookings, 15 weeks after the free window).
 
 Four of the 20 webhooks subscribe to BOOKING_CREATED (the rest to other triggers), so each booking
 created writes four outbox rows and enqueues four deliveries.
@@ -33,6 +35,7 @@ TEAM_MEMBERS = 50
 POST_SLOTS = 5000
 WINDOW_DAYS = 31
 POST_WINDOW_DAYS = 70  # POST /bookings takes free slots from T0 + 70 days on
+CALENDAR_BUSY_ROWS = 200  # per connected calendar, in `calendars_window`
 
 
 class Progress:
@@ -74,7 +77,7 @@ def seed(*, stdout=sys.stdout) -> dict:
     from scheduling.models import Attendee, Availability, Booking, BookingStatus, EventType, Schedule
     from webhooks.models import Webhook, WebhookTrigger
 
-    progress = Progress(total=11)
+    progress = Progress(total=12)
     call_command("flush", interactive=False, verbosity=0)
     progress.step("flushed")
     t0 = _anchor()
@@ -204,6 +207,8 @@ def seed(*, stdout=sys.stdout) -> dict:
             + [Membership(user=member, team=team, accepted=True, role=MembershipRole.MEMBER) for member in members]
         )
         progress.step("team of 50")
+        _connected_calendars(user, t0)
+        progress.step("2 connected calendars")
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -265,12 +270,58 @@ def _seeded(*, user, api_key: str, team, schedule, event_types: list, t0: dateti
             (t0 + timedelta(days=35)).date().isoformat(),
             (t0 + timedelta(days=35 + WINDOW_DAYS - 1)).date().isoformat(),
         ],
+        "calendars_window": [day.date().isoformat() for day in _calendars_window(t0)],
         "post_slots": [slot.isoformat().replace("+00:00", "Z") for slot in post_slots],
         "max_ids": {
             "booking": Booking.objects.order_by("-pk").values_list("pk", flat=True).first(),
             "schedule": Schedule.objects.order_by("-pk").values_list("pk", flat=True).first(),
         },
     }
+
+
+def _calendars_window(t0: datetime) -> tuple[datetime, datetime]:
+    """31 days without bookings that start on the free window's weekday, 15 weeks later: the
+    same slots, plus the connected calendars' busy time."""
+    start = t0 + timedelta(days=35 + 15 * 7)
+    return start, start + timedelta(days=WINDOW_DAYS - 1)  # the last day, as the other windows end
+
+
+def _connected_calendars(user, t0: datetime) -> None:
+    """A CalDAV calendar and an ICS feed of the caller, each with CALENDAR_BUSY_ROWS cached busy
+    periods (7 a day) inside the calendars window only, so that the other lines read none. Marked
+    read just now and far from due: a beat that runs never tries the made-up servers."""
+    from calendars import crypto
+    from calendars.models import BusyTime, CalendarConnection, ConnectionKind, ExternalCalendar
+
+    start, _ = _calendars_window(t0)
+    read_at = datetime.now(UTC) + timedelta(days=3650)
+    for offset, (kind, secret) in enumerate(
+        (
+            (ConnectionKind.CALDAV, {"url": "https://dav.example.invalid/", "username": "bench", "password": "-"}),
+            (ConnectionKind.ICS, {"url": "https://feeds.example.invalid/bench.ics"}),
+        )
+    ):
+        connection_row = CalendarConnection.objects.create(
+            user=user,
+            kind=kind,
+            label="bench",
+            credentials=crypto.encrypt(secret),
+            last_attempt_at=read_at,
+            last_success_at=read_at,
+        )
+        calendar = ExternalCalendar.objects.create(
+            connection=connection_row, external_id=f"bench-{kind}", name="Bench", time_zone="Europe/Berlin"
+        )
+        BusyTime.objects.bulk_create(
+            BusyTime(
+                user=user,
+                calendar=calendar,
+                start=start + timedelta(minutes=205 * index + 60 * offset),
+                end=start + timedelta(minutes=205 * index + 60 * offset + 45),
+                event_uid=f"bench-{kind}-{index}",
+            )
+            for index in range(CALENDAR_BUSY_ROWS)
+        )
 
 
 def reset_created_rows(seeded: dict) -> None:

@@ -1,4 +1,5 @@
-"""Connected calendars: a connection (CalDAV server, Apple iCloud, ICS feed) with its secret
+"""Connected calendars: a connection (CalDAV server, Apple iCloud, ICS feed, Google Calendar,
+Microsoft 365) with its secret
 encrypted (`credentials`, calendars.crypto), the calendars found there, which of them block slots
 (selected), where bookings are written (destination), the busy time read from them, the events
 written for bookings (booking references) and the outbox of those writes."""
@@ -12,6 +13,12 @@ class ConnectionKind(models.TextChoices):
     CALDAV = "caldav", "CalDAV"
     APPLE = "apple", "Apple iCloud (CalDAV)"
     ICS = "ics", "ICS feed"
+    GOOGLE = "google", "Google Calendar"
+    OFFICE365 = "office365", "Microsoft 365 (Outlook)"
+
+
+# Connected through OAuth 2.0 and read through the provider's own API (calendars.oauth).
+OAUTH_KINDS = (ConnectionKind.GOOGLE, ConnectionKind.OFFICE365)
 
 
 # Cal.com's integration type of each kind, as its API shows it.
@@ -19,6 +26,8 @@ INTEGRATION_TYPES = {
     ConnectionKind.CALDAV: "caldav_calendar",
     ConnectionKind.APPLE: "apple_calendar",
     ConnectionKind.ICS: "ics-feed_calendar",
+    ConnectionKind.GOOGLE: "google_calendar",
+    ConnectionKind.OFFICE365: "office365_calendar",
 }
 
 # Cal.com's app of each kind: its title and its slug (`appId`).
@@ -26,17 +35,22 @@ APP_TITLES = {
     ConnectionKind.CALDAV: "CalDav Server",
     ConnectionKind.APPLE: "Apple Calendar",
     ConnectionKind.ICS: "ICS Feed",
+    ConnectionKind.GOOGLE: "Google Calendar",
+    ConnectionKind.OFFICE365: "Outlook Calendar",
 }
 APP_SLUGS = {
     ConnectionKind.CALDAV: "caldav-calendar",
     ConnectionKind.APPLE: "apple-calendar",
     ConnectionKind.ICS: "ics-feed",
+    ConnectionKind.GOOGLE: "google-calendar",
+    ConnectionKind.OFFICE365: "office365-calendar",
 }
 
 
 class CalendarConnection(models.Model):
     """Cal.com's calendar credential. `credentials` is a Fernet token of {url, username, password}
-    (an ICS feed: {url}, whose address is itself the secret); never shown, never logged."""
+    (an ICS feed: {url}, whose address is itself the secret; Google and Microsoft 365: the OAuth
+    tokens, calendars.oauth.tokens); never shown, never logged."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calendar_connections")
     kind = models.CharField(max_length=10, choices=ConnectionKind.choices)
@@ -169,3 +183,29 @@ class CalendarWrite(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} for booking {self.booking_id}"
+
+
+class FeedVariant(models.TextChoices):
+    FULL = "full", "every detail"
+    BUSY = "busy", "busy time only"
+
+
+class CalendarFeed(models.Model):
+    """A secret address where a calendar app subscribes to the user's bookings (calendars.feeds).
+    Only the SHA-256 of its token is stored: the address is shown once, when it is made or
+    rotated. One per user and variant; deleting the row revokes the address."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calendar_feeds")
+    variant = models.CharField(max_length=4, choices=FeedVariant.choices)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "variant"], name="calendar_feed_user_variant_unique"),
+            models.CheckConstraint(condition=Q(variant__in=FeedVariant.values), name="calendar_feed_variant_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_variant_display()} feed of {self.user_id}"

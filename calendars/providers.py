@@ -1,23 +1,22 @@
-"""The calendar servers' side: CalDAV (through the maintained `caldav` client) and ICS feeds (httpx).
-
-Every request first passes the outbound rule (`core.outbound.resolve_target`), and each answer is
+"""The calendar servers' side: CalDAV (through the maintained `caldav` client) and ICS feeds
+(`requests`), both on sessions whose every request goes to the address the outbound rule checked
+(`calendars.network`: resolved once, checked, connected to; redirects too), and each answer is
 time- and size-bounded (`CALENDARS["TIMEOUT_SECONDS"]`, `["MAX_RESPONSE_BYTES"]`). Errors come out as
 `ProviderError` with a message fit to show the calendar's owner: never a credential, never the
 feed's secret URL.
 """
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 import caldav
-import httpx
 import requests
 from caldav.lib import error as caldav_error
 
 from calendars.conf import calendar_setting
 from calendars.ical import BusyPeriod, CalendarDataRefused, busy_periods, parse_calendar
+from calendars.network import AnswerTooLarge, AnswerTooSlow, pin, pinned_session, read_bounded
 from core.outbound import TargetRefused, resolve_target
 
 
@@ -49,15 +48,6 @@ def check_url(url: str) -> None:
 # --- CalDAV ---------------------------------------------------------------------------------------
 
 
-class _CheckedAdapter(requests.adapters.HTTPAdapter):
-    """Every request the CalDAV client sends, to the URL it was given or to one a server answered
-    with (a principal, a calendar home on another host, a redirect), passes the outbound rule."""
-
-    def send(self, request, *args, **kwargs):
-        check_url(request.url)
-        return super().send(request, *args, **kwargs)
-
-
 def _client(url: str, username: str, password: str, timeout: float | None = None) -> caldav.DAVClient:
     check_url(url)
     client = caldav.DAVClient(
@@ -66,10 +56,10 @@ def _client(url: str, username: str, password: str, timeout: float | None = None
         auth=requests.auth.HTTPBasicAuth(username, password),
         timeout=timeout or calendar_setting("TIMEOUT_SECONDS"),
     )
-    # No proxies or .netrc from the worker's environment: the checked address is the one called.
-    client.session.trust_env = False
-    for scheme in ("http://", "https://"):
-        client.session.mount(scheme, _CheckedAdapter())
+    # Every request the client sends, to the URL it was given or to one a server answered with (a
+    # principal, a calendar home on another host, a redirect), goes to the address its own check
+    # of the outbound rule resolved; no proxies or .netrc from the worker's environment.
+    pin(client.session)
     return client
 
 
@@ -78,6 +68,8 @@ def _caldav_failure(error: Exception) -> ProviderError:
         return ProviderError("The calendar server refused the username or password.")
     if isinstance(error, ProviderError):
         return error
+    if isinstance(error, TargetRefused):
+        return ProviderError(str(error))
     return ProviderError(f"The calendar server could not be read ({type(error).__name__}).")
 
 
@@ -166,7 +158,7 @@ class FeedAnswer:
 
 def fetch_feed(url: str, *, etag: str = "", timeout: float | None = None) -> FeedAnswer:
     """GET the feed, conditional on its last ETag; size-bounded while reading, redirects refused
-    (each hop would have to pass the outbound rule again)."""
+    (a feed's address is the one its owner gave)."""
     check_url(url)
     limit = calendar_setting("MAX_RESPONSE_BYTES")
     timeout = timeout or calendar_setting("TIMEOUT_SECONDS")
@@ -174,22 +166,21 @@ def fetch_feed(url: str, *, etag: str = "", timeout: float | None = None) -> Fee
     if etag:
         headers["If-None-Match"] = etag
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
-            with client.stream("GET", url, headers=headers) as response:
+        with pinned_session() as session:
+            with session.get(url, headers=headers, timeout=timeout, allow_redirects=False, stream=True) as response:
                 if response.status_code == 304:
                     return FeedAnswer(data=None, etag=etag)
                 if response.status_code != 200:
                     raise ProviderError(f"The feed answered HTTP {response.status_code}.")
-                body = bytearray()
-                deadline = time.monotonic() + timeout  # a whole-answer bound, not only per read
-                for chunk in response.iter_bytes():
-                    body.extend(chunk)
-                    if len(body) > limit:
-                        raise ProviderError(f"The feed has more than {limit} bytes.")
-                    if time.monotonic() > deadline:
-                        raise ProviderError(f"The feed took more than {timeout:g} s to send.")
-                return FeedAnswer(data=bytes(body), etag=response.headers.get("ETag", ""))
-    except httpx.HTTPError as error:
+                body = read_bounded(response, limit=limit, timeout=timeout)
+                return FeedAnswer(data=body, etag=response.headers.get("ETag", ""))
+    except AnswerTooLarge:
+        raise ProviderError(f"The feed has more than {limit} bytes.") from None
+    except AnswerTooSlow:
+        raise ProviderError(f"The feed took more than {timeout:g} s to send.") from None
+    except TargetRefused as refusal:
+        raise ProviderError(str(refusal)) from None
+    except requests.RequestException as error:
         raise ProviderError(f"The feed could not be fetched ({type(error).__name__}).") from None
 
 

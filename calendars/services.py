@@ -12,6 +12,7 @@ from calendars import crypto
 from calendars.conf import calendar_setting
 from calendars.dispatch import enqueue_refresh
 from calendars.models import (
+    OAUTH_KINDS,
     BookingReference,
     BusyTime,
     CalendarConnection,
@@ -19,6 +20,7 @@ from calendars.models import (
     DestinationCalendar,
     ExternalCalendar,
 )
+from calendars.oauth import read_busy
 from calendars.providers import (
     ProviderError,
     caldav_busy,
@@ -165,6 +167,8 @@ def connection_refresh(*, connection: CalendarConnection, timeout: float | None 
             if answer.data is not None:
                 for calendar in calendars:
                     read[calendar.pk] = feed_busy(answer.data, start=start, end=end, time_zone=calendar.time_zone)
+        elif connection.kind in OAUTH_KINDS:
+            read = read_busy(connection, calendars, start=start, end=end, timeout=timeout)
         else:
             for calendar in calendars:
                 read[calendar.pk] = caldav_busy(

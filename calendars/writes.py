@@ -22,13 +22,47 @@ from django.utils import timezone
 from calendars import crypto
 from calendars.conf import calendar_setting
 from calendars.dispatch import enqueue_writes
-from calendars.models import BookingReference, CalendarWrite, ConnectionKind, DestinationCalendar, WriteAction
+from calendars.models import (
+    OAUTH_KINDS,
+    BookingReference,
+    CalendarWrite,
+    ConnectionKind,
+    DestinationCalendar,
+    WriteAction,
+)
+from calendars.oauth import remove_event, write_event
+from calendars.oauth.http import RateLimited
 from calendars.providers import ProviderError, caldav_delete, caldav_put, event_href
 from calendars.sources import BookingEvent, bookings
 
 logger = logging.getLogger(__name__)
 
-REFERENCE_TYPES = {ConnectionKind.CALDAV: "caldav_calendar", ConnectionKind.APPLE: "apple_calendar"}
+REFERENCE_TYPES = {
+    ConnectionKind.CALDAV: "caldav_calendar",
+    ConnectionKind.APPLE: "apple_calendar",
+    ConnectionKind.GOOGLE: "google_calendar",
+    ConnectionKind.OFFICE365: "office365_calendar",
+}
+
+
+def _href(calendar, uid: str) -> str:
+    """Where the event is on a CalDAV server; Google and Microsoft name it themselves when it is
+    first written (their event id, kept here)."""
+    return "" if calendar.connection.kind in OAUTH_KINDS else event_href(calendar.external_id, uid)
+
+
+def _put(reference: BookingReference, event: BookingEvent, sequence: int) -> None:
+    if reference.connection.kind in OAUTH_KINDS:
+        write_event(reference, event, sequence)
+    else:
+        caldav_put(crypto.decrypt(reference.connection.credentials), reference.href, event_ics(event, sequence))
+
+
+def _remove(reference: BookingReference) -> None:
+    if reference.connection.kind in OAUTH_KINDS:
+        remove_event(reference)
+    else:
+        caldav_delete(crypto.decrypt(reference.connection.credentials), reference.href)
 
 
 def booking_changed(booking, *, removed: bool = False) -> None:
@@ -71,18 +105,24 @@ def event_ics(event: BookingEvent, sequence: int) -> str:
     if event.location:
         vevent.add("location", event.location)
     vevent.add("status", "TENTATIVE" if event.tentative else "CONFIRMED")
-    organizer = icalendar.vCalAddress(f"mailto:{event.organizer_email}")
-    organizer.params["cn"] = icalendar.vText(event.organizer_name)
+    add_people(vevent, event.organizer_name, event.organizer_email, event.attendees)
+    calendar.add_component(vevent)
+    return calendar.to_ical().decode()
+
+
+def add_people(vevent: icalendar.Event, organizer_name: str, organizer_email: str, attendees) -> None:
+    """The meeting's ORGANIZER and its ATTENDEEs ((name, email) pairs), as every event this
+    service writes names them."""
+    organizer = icalendar.vCalAddress(f"mailto:{organizer_email}")
+    organizer.params["cn"] = icalendar.vText(organizer_name)
     vevent.add("organizer", organizer)
-    for name, email in event.attendees:
+    for name, email in attendees:
         attendee = icalendar.vCalAddress(f"mailto:{email}")
         if name:
             attendee.params["cn"] = icalendar.vText(name)
         attendee.params["role"] = icalendar.vText("REQ-PARTICIPANT")
         attendee.params["partstat"] = icalendar.vText("NEEDS-ACTION")
         vevent.add("attendee", attendee, encode=0)
-    calendar.add_component(vevent)
-    return calendar.to_ical().decode()
 
 
 def _sync(event: BookingEvent) -> None:
@@ -90,8 +130,7 @@ def _sync(event: BookingEvent) -> None:
     reference = BookingReference.objects.filter(uid=event.uid).select_related("calendar", "connection").first()
     if not event.active:
         if reference is not None and not reference.deleted and reference.connection is not None:
-            secret = crypto.decrypt(reference.connection.credentials)
-            caldav_delete(secret, reference.href)
+            _remove(reference)
             BookingReference.objects.filter(pk=reference.pk).update(deleted=True)
         return
     if reference is None or reference.calendar is None or reference.connection is None:
@@ -113,7 +152,7 @@ def _sync(event: BookingEvent) -> None:
                 calendar=calendar,
                 connection=calendar.connection,
                 external_calendar_id=calendar.external_id,
-                href=event_href(calendar.external_id, event.uid),
+                href=_href(calendar, event.uid),
                 sequence=event.sequence,
             )
             sequence = event.sequence
@@ -121,11 +160,10 @@ def _sync(event: BookingEvent) -> None:
             sequence = max(event.sequence, reference.sequence + 1)
             reference.calendar, reference.connection = calendar, calendar.connection
             reference.external_calendar_id = calendar.external_id
-            reference.href = event_href(calendar.external_id, event.uid)
+            reference.href = _href(calendar, event.uid)
     else:
         sequence = max(event.sequence, reference.sequence + 1)
-    secret = crypto.decrypt(reference.connection.credentials)
-    caldav_put(secret, reference.href, event_ics(event, sequence))
+    _put(reference, event, sequence)
     reference.booking_id, reference.sequence, reference.deleted = event.booking_id, sequence, None
     reference.save()
 
@@ -150,6 +188,8 @@ def apply_writes(booking_id: int) -> bool:
             schedule = calendar_setting("WRITE_RETRY_SECONDS")
             for write in due:
                 delay = schedule[min(write.attempts, len(schedule) - 1)]
+                # A provider that asked to wait (HTTP 429, Retry-After) is not asked sooner.
+                delay = max(delay, error.retry_after if isinstance(error, RateLimited) else 0)
                 write.attempts += 1
                 write.due_at = now + timedelta(seconds=delay)
                 write.last_error = str(error)[:500]

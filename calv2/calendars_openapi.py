@@ -18,8 +18,13 @@ from calv2.openapi import (
     _success,
 )
 
-INTEGRATION = {"type": "string", "enum": ["apple_calendar", "caldav_calendar", "ics-feed_calendar"]}
-CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav", "ics-feed"]})
+INTEGRATION = {
+    "type": "string",
+    "enum": ["apple_calendar", "caldav_calendar", "ics-feed_calendar", "google_calendar", "office365_calendar"],
+}
+CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav", "ics-feed", "google", "office365"]})
+CREDENTIALS_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav"]})
+OAUTH_CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["google", "office365"]})
 
 CALENDAR = _object(
     {
@@ -179,7 +184,7 @@ def paths() -> dict:
                 tag,
                 "Connect Apple iCloud (username, app password) or a CalDAV server (this service's `caldav`: url too)",
                 {"201": _answer(STATUS_ONLY, "Connected")},
-                parameters=[CALENDAR_PATH],
+                parameters=[CREDENTIALS_PATH],
                 body={
                     "type": "object",
                     "required": ["username", "password"],
@@ -190,6 +195,52 @@ def paths() -> dict:
                     },
                 },
             )
+        },
+        "/v2/calendars/{calendar}/connect": {
+            "get": _operation(
+                "calendarsConnect",
+                tag,
+                "The OAuth consent URL of Google Calendar or Microsoft 365 for the caller (signed state, PKCE)",
+                {"200": _answer(_success(_object({"authUrl": STRING})))},
+                parameters=[
+                    OAUTH_CALENDAR_PATH,
+                    _query(
+                        "redir",
+                        STRING,
+                        "Where the browser goes after the callback: an http or https URL on a host the operator "
+                        "lists, this service's, or one of the calling OAuth client's redirect URIs' hosts.",
+                    ),
+                    _query("isDryRun", BOOLEAN, "Consent only: the callback stores nothing."),
+                ],
+            )
+        },
+        "/v2/calendars/{calendar}/save": {
+            "get": {
+                **_operation(
+                    "calendarsSave",
+                    tag,
+                    "The provider's OAuth callback: connects the account the state names, then redirects to `redir`",
+                    {
+                        "200": _answer(
+                            _success({**CREDENTIAL, "nullable": True}),
+                            "Connected (no `redir` was given; null for a dry run)",
+                        ),
+                        "301": {
+                            "description": "To `redir` (with `error=` when the provider or the exchange failed)",
+                            "headers": {"Location": {"schema": STRING}},
+                        },
+                    },
+                    parameters=[
+                        OAUTH_CALENDAR_PATH,
+                        _query("state", STRING, "The state of the consent URL, as the provider sends it back."),
+                        _query("code", STRING, "The provider's authorization code."),
+                        _query("error", STRING, "The provider's error (the user refused)."),
+                    ],
+                ),
+                # The browser comes back from the provider with no credential: the signed state
+                # names the user.
+                "security": [],
+            }
         },
         "/v2/calendars/{calendar}/check": {
             "get": _operation(

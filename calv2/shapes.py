@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ObjectDoesNotExist
 
+from core.ical import ical_uid
 from notifications.services import mail_settings_output
 from scheduling.models import Availability
 from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
@@ -148,7 +149,7 @@ def booking_2024_08_13(booking) -> dict:
         "updatedAt": iso_ms(booking.updated_at),
         "metadata": booking.metadata,
         "rating": None,
-        "icsUid": booking.uid,
+        "icsUid": ical_uid(booking),
         "attendees": [_attendee(attendee) for attendee in attendees if attendee.name],
         "guests": [attendee.email for attendee in attendees if not attendee.name],
         "bookingFieldsResponses": booking.responses,

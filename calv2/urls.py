@@ -6,6 +6,7 @@ from accounts.oauth.views import token as oauth_token
 from calv2 import openapi
 from calv2.views import (
     bookings,
+    calendar_oauth,
     calendars,
     changes,
     conferencing,
@@ -114,6 +115,7 @@ urlpatterns = [
         name="v2-team-event-type-webhook",
     ),
     *calendars.urlpatterns,
+    *calendar_oauth.urlpatterns,
     path("timezones", profile.TimeZonesView.as_view(), name="v2-timezones"),
     # Anything else under /v2/ is the v2 404 envelope (calv2.wire rewrites core's JSON 404).
     re_path(r"^", core_views.api_not_found, name="v2-not-found"),

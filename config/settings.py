@@ -342,6 +342,19 @@ CALENDARS = {
     # plus one read (docs/calendars.md, "Freshness").
     "REFRESH_INTERVAL_SECONDS": env.int("CALENDAR_REFRESH_INTERVAL_SECONDS", default=30),
     "TIMEOUT_SECONDS": env.float("CALENDAR_TIMEOUT_SECONDS", default=10.0),
+    # Google Calendar and Microsoft 365: the operator's OAuth apps (docs/calendars.md, "Google
+    # Calendar and Microsoft 365"). Unset, connecting one answers a 400 naming what is missing.
+    "GOOGLE": {
+        "CLIENT_ID": env.str("CALENDAR_GOOGLE_CLIENT_ID", default=""),
+        "CLIENT_SECRET": env.str("CALENDAR_GOOGLE_CLIENT_SECRET", default=""),
+    },
+    "MICROSOFT": {
+        "CLIENT_ID": env.str("CALENDAR_MICROSOFT_CLIENT_ID", default=""),
+        "CLIENT_SECRET": env.str("CALENDAR_MICROSOFT_CLIENT_SECRET", default=""),
+        "TENANT": env.str("CALENDAR_MICROSOFT_TENANT", default="common"),
+    },
+    "OAUTH_REDIRECT_BASE_URL": env.str("CALENDAR_OAUTH_REDIRECT_BASE_URL", default=""),
+    "OAUTH_REDIR_HOSTS": env.list("CALENDAR_OAUTH_REDIR_HOSTS", default=[]),
 }
 
 # --- Webhooks ----------------------------------------------------------------------------------

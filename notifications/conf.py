@@ -29,7 +29,8 @@ DEFAULTS = {
     "RETENTION_SECONDS": 30 * 24 * 3600,
     "PURGE_BATCH_SIZE": 1000,
     "PURGE_INTERVAL_SECONDS": 600,
-    # The host name in Message-IDs and invitation UIDs; empty: the domain of DEFAULT_FROM_EMAIL.
+    # The host name in Message-IDs (invitation UIDs are the meeting's, core.ical); empty: the domain
+    # of DEFAULT_FROM_EMAIL.
     "DOMAIN": "",
 }
 

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.datetimes import iso_utc
+from core.ical import ical_uid, series_ical_uid
 from notifications import switches
 from notifications.conf import mail_domain, notification_setting
 from notifications.limits import check_bound
@@ -82,7 +83,7 @@ def series_booked(bookings: list, attendees: list[list], recurring_event: dict |
     if not notification_setting("ENABLED"):
         return
     mail_settings = _event_type_settings(first)
-    series_uid = f"{first.recurring_event_id}@{mail_domain()}"
+    series_uid = series_ical_uid(first.recurring_event_id)
     Invitation.objects.bulk_create(
         [Invitation(booking_id=b.pk, ical_uid=series_uid, sequence=0, recurrence_id=b.start_time) for b in bookings]
     )
@@ -243,7 +244,8 @@ _HANDLERS = {
 def _new_invitation(booking, previous) -> Invitation:
     """A new booking's calendar event: a reschedule's keeps its predecessor's UID (one event in the
     attendee's calendar, moved) with the next SEQUENCE; a series' occurrence has the series' UID.
-    A plain new booking's is its own uid and `ical_sequence`, and is stored only once it changes."""
+    A plain new booking's is the meeting's UID (`core.ical.ical_uid`, the one its calendar event,
+    payloads, answers and feed carry) and `ical_sequence`, and is stored only once it changes."""
     if previous is not None:
         before = _invitation_of(previous)
         invitation = Invitation(
@@ -255,7 +257,7 @@ def _new_invitation(booking, previous) -> Invitation:
     elif booking.recurring_event_id:
         invitation = Invitation(
             booking_id=booking.pk,
-            ical_uid=f"{booking.recurring_event_id}@{mail_domain()}",
+            ical_uid=series_ical_uid(booking.recurring_event_id),
             sequence=booking.ical_sequence,
             recurrence_id=booking.start_time,
         )
@@ -266,7 +268,7 @@ def _new_invitation(booking, previous) -> Invitation:
 
 
 def _default_invitation(booking) -> Invitation:
-    return Invitation(booking_id=booking.pk, ical_uid=f"{booking.uid}@{mail_domain()}", sequence=booking.ical_sequence)
+    return Invitation(booking_id=booking.pk, ical_uid=ical_uid(booking), sequence=booking.ical_sequence)
 
 
 def _invitation_of(booking) -> Invitation:

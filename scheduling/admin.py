@@ -23,7 +23,7 @@ from core.exceptions import ApplicationError
 from payments.admin import format_money
 from scheduling.models import Attendee, Availability, Booking, EventType, Host, Schedule
 from scheduling.services.assignment import booking_team_members
-from scheduling.services.bookings import booking_cancel, booking_confirm, booking_reject
+from scheduling.services.bookings import booking_cancel, booking_confirm, booking_details_save, booking_reject
 from scheduling.services.event_types import EDITABLE_FIELDS, event_type_create, event_type_delete, event_type_update
 from scheduling.services.hosts import event_type_hosts_set, host_memberships
 from scheduling.services.schedules import schedule_create, schedule_delete, schedule_update
@@ -372,6 +372,9 @@ class BookingAdmin(ScaledAdminMixin, admin.ModelAdmin):
         """The hosts of a team booking beside its organizer (Cal.com's `team.members`)."""
         members = booking_team_members(booking)
         return ", ".join(f"{user.username} (id {user.pk})" for user in members) or "-"
+
+    def save_model(self, request, obj, form, change):
+        booking_details_save(booking=obj, changed_fields=form.changed_data)
 
     def _transition(self, request, queryset, service, done: str):
         changed = 0

@@ -11,8 +11,10 @@ class SchedulingConfig(AppConfig):
 
         provide(SOURCE)
         import calendars.sources
-        from scheduling.calendar_source import booking_event, booking_organizer_id
+        from scheduling.calendar_source import booking_event, booking_organizer_id, feed_entries
 
         calendars.sources.provide(
-            calendars.sources.BookingSource(booking_event=booking_event, booking_organizer_id=booking_organizer_id)
+            calendars.sources.BookingSource(
+                booking_event=booking_event, booking_organizer_id=booking_organizer_id, feed_entries=feed_entries
+            )
         )

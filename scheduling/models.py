@@ -223,6 +223,10 @@ class Booking(models.Model):
     sms_reminder_number = models.CharField(max_length=50, blank=True)
     # Bumped each time the booking's calendar event changes (iCalendar SEQUENCE).
     ical_sequence = models.PositiveIntegerField(default=0)
+    # The calendar event's UID (Cal.com's `iCalUID`) when it is not the booking's own
+    # `<uid>@Cal.com`: a booking made by rescheduling another keeps the first booking's, as Cal.com
+    # does (`core.ical.ical_uid` reads it).
+    ical_uid = models.CharField(max_length=255, blank=True, default="")
     # Shared by every occurrence of a recurring series (Cal.com's `recurringEventId`); empty for a
     # one-off booking.
     recurring_event_id = models.CharField(max_length=100, blank=True, default="")

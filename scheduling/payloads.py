@@ -22,6 +22,7 @@ from django.conf import settings
 
 from accounts.models import Team, User
 from core.datetimes import iso_utc, iso_utc_ms
+from core.ical import ical_uid
 from scheduling.models import BookingHost
 
 BOOKING_CREATED = "BOOKING_CREATED"
@@ -164,7 +165,6 @@ SYSTEM_FIELD_LABELS = {
 ALWAYS_LISTED_FIELDS = ("name", "email", "location", "notes", "guests", "rescheduleReason")
 
 TIME_FORMATS = {12: "h:mma", 24: "HH:mm"}
-ICAL_UID_DOMAIN = "Cal.com"
 
 
 def utc_offset(time_zone: str, at: datetime) -> int:
@@ -174,10 +174,6 @@ def utc_offset(time_zone: str, at: datetime) -> int:
     except (ValueError, KeyError):  # not an IANA zone: Cal.com's dayjs treats it as UTC
         return 0
     return int(offset.total_seconds() // 60) if offset is not None else 0
-
-
-def ical_uid(booking) -> str:
-    return f"{booking.uid}@{ICAL_UID_DOMAIN}"
 
 
 def booker_url() -> str:

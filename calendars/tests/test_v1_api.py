@@ -81,7 +81,7 @@ def test_selecting_someone_elses_calendar_is_a_404_and_changes_nothing(api_clien
 
 def test_a_selected_calendar_body_with_an_unknown_integration_is_a_400(api_client, key):
     response = api_client.post(
-        "/v1/selected-calendars", {"integration": "google_calendar", "externalId": "x"}, format="json", **bearer(key)
+        "/v1/selected-calendars", {"integration": "zoho_calendar", "externalId": "x"}, format="json", **bearer(key)
     )
     assert response.status_code == 400
     assert response.json()["code"] == "validation_error"

@@ -1,13 +1,15 @@
 """Bookings written into the destination calendar of a real CalDAV server (Radicale on loopback):
-one event per meeting, its UID kept across reschedules, SEQUENCE raised, removed on cancel, never
-blocking its own booking, and written once each across a server outage."""
+one event per meeting, its UID kept across reschedules (and shown as `iCalUID` / `icsUid` in the
+answers and payloads), SEQUENCE raised, rewritten when its title or description is edited, removed
+on cancel, never blocking its own booking, and written once each across a server outage."""
 
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import caldav
 import icalendar
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
@@ -15,10 +17,14 @@ from calendars.models import BookingReference, CalendarWrite, ConnectionKind
 from calendars.selectors import calendar_busy
 from calendars.services import connect_caldav, connection_refresh
 from calendars.writes import apply_writes, due_write_bookings
+from notifications.invitations import invitation
+from notifications.models import EmailMessage
 from scheduling.models import Booking
 from scheduling.services.bookings import booking_cancel
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import bearer
+from webhooks.models import WebhookDelivery, WebhookTrigger
+from webhooks.tests.factories import EVERY_TRIGGER, WebhookFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -162,3 +168,176 @@ def test_drill_server_down_while_booking_then_up_every_event_written_once(
 def test_a_host_without_a_destination_calendar_gets_no_outbox_rows(api_client, key, event_type):
     book(api_client, key, event_type, berlin(10))
     assert not CalendarWrite.objects.exists()
+
+
+# --- the meeting's identity in payloads and answers, and edits of its text ----------------------
+
+
+def rescheduled_payloads() -> list[dict]:
+    return [
+        delivery.payload["payload"] if "payload" in delivery.payload else delivery.payload
+        for delivery in WebhookDelivery.objects.filter(trigger_event=WebhookTrigger.BOOKING_RESCHEDULED).order_by("id")
+    ]
+
+
+def test_after_v1_reschedules_the_answer_the_payload_and_the_event_share_the_first_uid(
+    api_client, key, host, event_type, server_calendar
+):
+    calendar, _ = server_calendar
+    WebhookFactory(user=host, event_triggers=[WebhookTrigger.BOOKING_RESCHEDULED])
+    first = book(api_client, key, event_type, berlin(10))
+    uid = f"{first['uid']}@Cal.com"
+    assert first["iCalUID"] == uid
+
+    second = book(api_client, key, event_type, berlin(12), rescheduleUid=first["uid"])
+    assert (second["iCalUID"], second["iCalSequence"]) == (uid, 1)
+    response = api_client.post(
+        f"/v1/bookings/{second['id']}/reschedule", {"start": berlin(14).isoformat()}, format="json", **bearer(key)
+    )
+    third = response.json()["booking"]
+    assert (third["iCalUID"], third["iCalSequence"]) == (uid, 2)
+    assert api_client.get(f"/v1/bookings/{third['id']}", **bearer(key)).json()["booking"]["iCalUID"] == uid
+    listed = api_client.get("/v1/bookings", **bearer(key)).json()["bookings"]
+    assert {booking["id"]: booking["iCalUID"] for booking in listed} == {
+        first["id"]: uid,
+        second["id"]: uid,
+        third["id"]: uid,
+    }
+    assert [(payload["iCalUID"], payload["iCalSequence"]) for payload in rescheduled_payloads()] == [
+        (uid, 1),
+        (uid, 2),
+    ]
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["DTSTART"].dt) == (uid, berlin(14))
+
+
+def test_the_invitation_the_event_the_payload_and_the_feed_carry_one_uid_after_a_v1_reschedule(
+    api_client, key, host, event_type, server_calendar
+):
+    # An attendee (or the organizer) who accepts the invitation and also has the destination
+    # calendar or the feed holds one event: every copy of the meeting carries the same UID.
+    calendar, _ = server_calendar
+    WebhookFactory(user=host, event_triggers=[WebhookTrigger.BOOKING_CREATED, WebhookTrigger.BOOKING_RESCHEDULED])
+    first = book(api_client, key, event_type, berlin(10))
+    uid = first["iCalUID"]
+    assert uid == f"{first['uid']}@Cal.com"
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"]) == (uid, 0)
+
+    second = book(api_client, key, event_type, berlin(12), rescheduleUid=first["uid"])
+    assert (second["iCalUID"], second["iCalSequence"]) == (uid, 1)
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"], event["DTSTART"].dt) == (uid, 1, berlin(12))
+
+    # A new title rewrites the event (SEQUENCE 2) and mails nobody; the next move mails everyone
+    # with a SEQUENCE above it, the same the event takes.
+    response = api_client.patch(f"/v1/bookings/{second['id']}", {"title": "Roadmap"}, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    sweep()
+    response = api_client.post(
+        f"/v1/bookings/{second['id']}/reschedule", {"start": berlin(14).isoformat()}, format="json", **bearer(key)
+    )
+    assert response.json()["booking"]["iCalUID"] == uid
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["SEQUENCE"], event["DTSTART"].dt) == (uid, 3, berlin(14))
+
+    for recipient in ("grace@example.org", host.email):
+        sent = EmailMessage.objects.filter(recipient=recipient).order_by("id")
+        invitations = [icalendar.Calendar.from_ical(invitation(message.context)[1]) for message in sent]
+        events = [next(iter(each.walk("VEVENT"))) for each in invitations]
+        # The invitations' SEQUENCE follows the calendar event's: a client holding both applies them in order.
+        assert [(str(each["UID"]), each["SEQUENCE"]) for each in events] == [(uid, 0), (uid, 1), (uid, 3)]
+
+    payloads = [
+        delivery.payload.get("payload", delivery.payload) for delivery in WebhookDelivery.objects.order_by("id")
+    ]
+    assert [(payload["iCalUID"], payload["iCalSequence"]) for payload in payloads] == [(uid, 0), (uid, 1), (uid, 3)]
+
+    response = api_client.post("/v1/calendar-feeds/full", format="json", **bearer(key))
+    feed = api_client.get(response.json()["calendar_feed"]["url"].removeprefix("http://testserver"))
+    assert feed.status_code == 200
+    in_feed = [
+        (str(each["UID"]), each["DTSTART"].dt) for each in icalendar.Calendar.from_ical(feed.content).walk("VEVENT")
+    ]
+    assert in_feed == [(uid, berlin(14))]
+
+
+def test_after_a_v2_reschedule_ics_uid_the_payload_and_the_event_share_the_first_uid(
+    api_client, key, host, event_type, server_calendar
+):
+    calendar, _ = server_calendar
+    WebhookFactory(user=host, event_triggers=[WebhookTrigger.BOOKING_RESCHEDULED])
+    v2 = {**bearer(key), "HTTP_CAL_API_VERSION": "2024-08-13"}
+    body = {
+        "start": berlin(10).astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "eventTypeId": event_type.pk,
+        "attendee": {"name": "Grace Hopper", "email": "grace@example.org", "timeZone": "Europe/Berlin"},
+    }
+    created = api_client.post("/v2/bookings", body, format="json", **v2)
+    assert created.status_code == 201, created.json()
+    first = created.json()["data"]
+    uid = f"{first['uid']}@Cal.com"
+    assert first["icsUid"] == uid
+    start = berlin(15).astimezone(UTC).isoformat().replace("+00:00", "Z")
+    moved = api_client.post(f"/v2/bookings/{first['uid']}/reschedule", {"start": start}, format="json", **v2)
+    assert moved.status_code == 201, moved.json()
+    second = moved.json()["data"]
+    assert second["uid"] != first["uid"] and second["icsUid"] == uid
+    assert api_client.get(f"/v2/bookings/{second['uid']}", **v2).json()["data"]["icsUid"] == uid
+    assert [(payload["iCalUID"], payload["iCalSequence"]) for payload in rescheduled_payloads()] == [(uid, 1)]
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["UID"]), event["DTSTART"].dt) == (uid, berlin(15))
+
+
+def test_a_v1_edit_of_title_and_description_rewrites_the_event_and_mails_nobody(
+    api_client, key, host, event_type, server_calendar
+):
+    calendar, _ = server_calendar
+    WebhookFactory(user=host, event_triggers=EVERY_TRIGGER)
+    made = book(api_client, key, event_type, berlin(10))
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["SUMMARY"]), int(event["SEQUENCE"])) == (made["title"], 0)
+    mails, deliveries = EmailMessage.objects.count(), WebhookDelivery.objects.count()
+
+    body = {"title": "Roadmap review", "description": "Agenda: the next quarter"}
+    response = api_client.patch(f"/v1/bookings/{made['id']}", body, format="json", **bearer(key))
+    assert response.status_code == 200, response.json()
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["SUMMARY"]), str(event["DESCRIPTION"])) == ("Roadmap review", "Agenda: the next quarter")
+    assert (str(event["UID"]), int(event["SEQUENCE"])) == (f"{made['uid']}@Cal.com", 1)
+    # As Cal.com: no e-mail and no webhook for a new title or description.
+    assert (EmailMessage.objects.count(), WebhookDelivery.objects.count()) == (mails, deliveries)
+
+    # The same title sent again changes nothing and writes nothing.
+    api_client.patch(f"/v1/bookings/{made['id']}", {"title": "Roadmap review"}, format="json", **bearer(key))
+    assert not CalendarWrite.objects.filter(done_at__isnull=True).exists()
+
+
+def test_an_admin_edit_of_the_title_rewrites_the_event(api_client, key, event_type, server_calendar, operator_client):
+    calendar, _ = server_calendar
+    made = book(api_client, key, event_type, berlin(10))
+    sweep()
+    mails = EmailMessage.objects.count()
+    form = {
+        "title": "Corrected title",
+        "description": "",
+        "location": "",
+        "metadata": "{}",
+        "attendees-TOTAL_FORMS": 0,
+        "attendees-INITIAL_FORMS": 0,
+        "attendees-MIN_NUM_FORMS": 0,
+        "attendees-MAX_NUM_FORMS": 1000,
+    }
+    response = operator_client.post(reverse("admin:scheduling_booking_change", args=[made["id"]]), form)
+    assert response.status_code == 302
+    sweep()
+    [event] = events_on(calendar)
+    assert (str(event["SUMMARY"]), int(event["SEQUENCE"])) == ("Corrected title", 1)
+    assert EmailMessage.objects.count() == mails

@@ -3,7 +3,8 @@
 
 Cal.com's path names a calendar app: `apple` (Apple iCloud's CalDAV with an app password) and, as
 this service's extension, `caldav` (any CalDAV server: `url`, `username`, `password`) and
-`ics-feed`. Google and Office 365 cannot be connected here (400 naming the calendars that can)."""
+`ics-feed`; `google` and `office365` connect through OAuth (calv2.views.calendar_oauth) and are
+checked and disconnected here like the others."""
 
 from django.urls import path
 from rest_framework import serializers, status
@@ -32,7 +33,13 @@ from core.query import Choice, Instant, Integer, QueryParameters, Text, TimeZone
 from core.scopes import READ_BOOKING, READ_CALENDAR, WRITE_CALENDAR
 
 # The path's {calendar} and the kind of connection it names.
-PATH_KINDS = {"apple": ConnectionKind.APPLE, "caldav": ConnectionKind.CALDAV, "ics-feed": ConnectionKind.ICS}
+PATH_KINDS = {
+    "apple": ConnectionKind.APPLE,
+    "caldav": ConnectionKind.CALDAV,
+    "ics-feed": ConnectionKind.ICS,
+    "google": ConnectionKind.GOOGLE,
+    "office365": ConnectionKind.OFFICE365,
+}
 CREDENTIAL_CALENDARS = ("apple", "caldav")
 TITLES, SLUGS = APP_TITLES, APP_SLUGS
 

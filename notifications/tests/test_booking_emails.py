@@ -1,14 +1,16 @@
 """Who gets which e-mail for each change of a booking, as received by a real SMTP server: the
 headers, both parts, and the invitation a calendar client reads."""
 
+import importlib
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
-from notifications.models import EmailMessage, EmailStatus
+from notifications.models import EmailMessage, EmailStatus, Invitation
 from notifications.services import event_type_mail_settings_set
 from payments.models import Payment
 from payments.services import payment_mark_paid
@@ -95,7 +97,8 @@ def test_an_accepted_booking_mails_attendee_guest_and_organizer_once_each(
     assert calendar["METHOD"] == "REQUEST"
     assert attendee_mail.part("text/calendar").get_param("method") == "REQUEST"
     event = event_of(calendar)
-    assert str(event["UID"]) == f"{booking['uid']}@scheduling.test"
+    # The meeting's UID, as its calendar event, payloads and answers carry it (not the mail domain's).
+    assert str(event["UID"]) == booking["iCalUID"] == f"{booking['uid']}@Cal.com"
     assert event["SEQUENCE"] == 0 and "DTSTAMP" in event
     assert event.decoded("DTSTART") == start and event.decoded("DTEND") == start + timedelta(minutes=30)
     assert str(event["ORGANIZER"]) == f"mailto:{ORGANIZER}"
@@ -119,7 +122,7 @@ def test_reschedule_and_cancel_update_the_same_calendar_event(
     mails = smtp_server.to(ATTENDEE)
     assert [mail.message["Subject"].strip().split(":")[0] for mail in mails] == ["Bestätigt", "Verschoben", "Abgesagt"]
     events = [event_of(mail.calendar()) for mail in mails]
-    assert len({str(event["UID"]) for event in events}) == 1
+    assert {str(event["UID"]) for event in events} == {first["iCalUID"]} == {moved["iCalUID"]}
     assert [event["SEQUENCE"] for event in events] == [0, 1, 2]
     assert [mail.calendar()["METHOD"] for mail in mails] == ["REQUEST", "REQUEST", "CANCEL"]
     assert events[1].decoded("DTSTART") == berlin(14)
@@ -128,6 +131,36 @@ def test_reschedule_and_cancel_update_the_same_calendar_event(
     assert len(smtp_server.to(ORGANIZER)) == 3 and len(smtp_server.to(GUEST)) == 3
     for mail in smtp_server.received:  # every invitation passes the clients' checks, in both places
         assert mail.calendar().to_ical() == mail.attachment().to_ical()
+
+
+def test_a_meeting_invited_under_the_mail_domains_uid_keeps_it_after_the_upgrade(
+    api_client, key, event_type, smtp_server, django_capture_on_commit_callbacks
+):
+    # Invited before invitations took the meeting's UID: its messages name `<uid>@<mail domain>`,
+    # and it has no stored calendar identity. The migration stores the UID as sent, so the next
+    # update replaces the event the attendees hold instead of adding a second one.
+    booking = book(api_client, key, event_type, berlin(10), django_capture_on_commit_callbacks)
+    ended = book(api_client, key, event_type, berlin(12), django_capture_on_commit_callbacks)
+    Booking.objects.filter(pk=ended["id"]).update(
+        start_time=timezone.now() - timedelta(hours=2), end_time=timezone.now() - timedelta(hours=1)
+    )
+    sent_uid = f"{booking['uid']}@scheduling.test"
+    for message in EmailMessage.objects.filter(booking_id__in=[booking["id"], ended["id"]]):
+        message.context["ical"]["uid"] = f"{message.context['bookingUid']}@scheduling.test"
+        message.save(update_fields=["context"])
+    Invitation.objects.all().delete()
+    migration = importlib.import_module("notifications.migrations.0002_invitations_keep_their_sent_uid")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.KEEP_SENT_UIDS)
+        cursor.execute(migration.KEEP_SENT_UIDS)  # run twice: nothing more
+    # A meeting that has ended gets nothing stored.
+    assert list(Invitation.objects.values_list("booking_id", "ical_uid", "sequence")) == [(booking["id"], sent_uid, 0)]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.delete(f"/v1/bookings/{booking['id']}", **bearer(key))
+    assert response.status_code == 200, response.json()
+    cancel = event_of(smtp_server.to(ATTENDEE)[-1].calendar())
+    assert (str(cancel["UID"]), cancel["SEQUENCE"], str(cancel["STATUS"])) == (sent_uid, 1, "CANCELLED")
 
 
 def test_a_request_then_its_confirmation(api_client, key, organizer, smtp_server, django_capture_on_commit_callbacks):

@@ -63,6 +63,7 @@ def test_a_series_is_one_message_with_a_recurring_invitation_placed_right_across
     mail = smtp_server.to("grace@example.org")[0]
     event = next(iter(mail.calendar().walk("VEVENT")))
     assert mail.calendar()["METHOD"] == "REQUEST"
+    assert str(event["UID"]) == f"{bookings[0].recurring_event_id}@Cal.com"
     start = event.decoded("DTSTART")
     assert event["DTSTART"].params["TZID"] == "Europe/Berlin"
     occurrences = list(rrulestr(event["RRULE"].to_ical().decode(), dtstart=start))

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from core.datetimes import is_supported_instant
 from core.fastpath import reads
+from core.ical import ical_uid
 from core.serializers import ApiSerializer, BoundedJSONField, CompactEventTypeSerializer, CompactUserSerializer
 from scheduling.models import BookingStatus
 from scheduling.serializers.schedules import TimeZoneField
@@ -87,6 +88,11 @@ class BookingSerializer(ApiSerializer):
     # Cal.com's name for the uid of the booking this one replaced.
     from_reschedule = serializers.CharField(source="rescheduled_from.uid", read_only=True, allow_null=True)
     i_cal_sequence = serializers.IntegerField(source="ical_sequence", read_only=True)
+    # Named so that it reads `iCalUID` on the wire, as Cal.com spells it.
+    i_cal_u_i_d = serializers.SerializerMethodField(
+        help_text="The calendar event's UID: `<uid>@Cal.com`, or, for a booking made by rescheduling, "
+        "the first booking's (the meeting's event keeps its UID)."
+    )
     recurring_event_id = serializers.SerializerMethodField(
         help_text="Shared by the occurrences of a recurring series; null for a one-off booking."
     )
@@ -96,6 +102,10 @@ class BookingSerializer(ApiSerializer):
     @reads("recurring_event_id")
     def get_recurring_event_id(self, booking) -> str | None:
         return booking.recurring_event_id or None
+
+    @reads("ical_uid", "uid")
+    def get_i_cal_u_i_d(self, booking) -> str:
+        return ical_uid(booking)
 
     @reads("sms_reminder_number")
     def get_sms_reminder_number(self, booking) -> str | None:

@@ -10,6 +10,7 @@ whatever path wrote them.
 
 import copy
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -22,6 +23,7 @@ from calendars.writes import booking_changed as calendar_booking_changed
 from core.datetimes import iso_utc
 from core.exceptions import ApplicationError, Conflict
 from core.fastpath.loaded import record_loaded
+from core.ical import ical_uid
 from core.models import App
 from notifications.outbox import booking_changed
 from payments.models import Payment, PaymentOption
@@ -275,8 +277,9 @@ def _keep_what_the_body_leaves_out(booking: Booking, previous: Booking) -> dict[
 
 def _mark_as_successor(booking: Booking, previous: Booking, reschedule_reason: str) -> None:
     # Cal.com's fields of a booking made by rescheduling: `fromReschedule` (here the foreign key),
-    # the next iCalendar SEQUENCE of the same meeting, and the reason kept as `cancellationReason`.
+    # the meeting's iCalUID and its next SEQUENCE, and the reason kept as `cancellationReason`.
     booking.rescheduled_from = previous
+    booking.ical_uid = ical_uid(previous)
     booking.ical_sequence = previous.ical_sequence + 1
     booking.cancellation_reason = reschedule_reason
     # A rescheduled occurrence stays in its recurring series.
@@ -449,7 +452,8 @@ def booking_edit(
     """Cal.com v1's PATCH /bookings/{id} (`schemaBookingEditBodyParams`) on a booking `actor` may
     see. v1 wrote the fields straight into the row; here each one goes through its own rule:
 
-    - `title`, `description`: changed in place; Cal.com emits nothing for them.
+    - `title`, `description`: changed in place; Cal.com emits nothing for them (no webhook, no
+      e-mail), but the event in the organizer's destination calendar is written again.
     - `start`/`end`: a move in time when they differ from the booking's (v1 clients send the current
       times back with a title change): `booking_reschedule`, so the slot rules, the no-overlap
       constraint and BOOKING_RESCHEDULED all apply.
@@ -481,7 +485,12 @@ def booking_edit(
         for field, value in changed.items():
             setattr(booking, field, value)
         _validate(booking)
-        booking.save(update_fields=[*changed, "updated_at"])
+        # The meeting's calendar event shows them: it is written again, its SEQUENCE raised. The
+        # booking's `ical_sequence` is the counter the calendar write and the next invitation
+        # both start from, so it rises too.
+        booking.ical_sequence += 1
+        booking.save(update_fields=[*changed, "ical_sequence", "updated_at"])
+        calendar_booking_changed(booking)
     moved = start is not None and (start != booking.start_time or (end is not None and end != booking.end_time))
     if moved:
         booking = booking_reschedule(booking=booking, start=start, end=end, now=now)
@@ -489,6 +498,25 @@ def booking_edit(
         booking = booking_decide(booking=booking, actor=actor, confirmed=status == BookingStatus.ACCEPTED)
     elif status == BookingStatus.CANCELLED:
         booking = booking_cancel(booking=booking, cancelled_by=cancelled_by or actor.email)
+    return booking
+
+
+# What a booking's calendar event shows besides its times and people.
+EVENT_TEXT_FIELDS = frozenset({"title", "description", "location"})
+
+
+@transaction.atomic
+def booking_details_save(*, booking: Booking, changed_fields: Iterable[str]) -> Booking:
+    """Save the descriptive fields staff corrected in the back office (title, description,
+    location, metadata). The meeting's event in the organizer's destination calendar is written
+    again when it shows one of them; like v1's PATCH of a title, no webhook and no e-mail."""
+    _validate(booking)
+    shown = bool(EVENT_TEXT_FIELDS & set(changed_fields))
+    if shown:  # the counter of the calendar write and the next invitation, as for v1's edit
+        booking.ical_sequence += 1
+    booking.save()
+    if shown:
+        calendar_booking_changed(booking)
     return booking
 
 
