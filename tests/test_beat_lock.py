@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from core.beat import APPLICATION_NAME, LOCK_KEY, LOST, TAKEN
-from webhooks.tests.conftest import wait_until
+from tests.support.live_services import wait_until
 
 pytestmark = pytest.mark.django_db
 

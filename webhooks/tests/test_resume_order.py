@@ -9,12 +9,12 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from tests.support.live_services import Reply
 from webhooks import delivery as engine
 from webhooks.delivery import attempt_delivery, webhook_auto_disable
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookTrigger
 from webhooks.outbox import emit_event
 from webhooks.services import delivery_redeliver, webhook_update
-from webhooks.tests.conftest import Reply
 from webhooks.tests.factories import WebhookFactory
 
 pytestmark = pytest.mark.django_db
