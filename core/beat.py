@@ -87,7 +87,8 @@ def holder(connection: psycopg.Connection) -> str:
         "SELECT activity.application_name, activity.client_addr::text FROM pg_locks AS lock"
         " JOIN pg_stat_activity AS activity ON activity.pid = lock.pid"
         " WHERE lock.locktype = 'advisory' AND lock.granted AND lock.classid = 0"
-        " AND lock.objid::bigint = %s::bigint AND lock.objsubid = 1",
+        " AND lock.objid::bigint = %s::bigint AND lock.objsubid = 1"
+        " AND lock.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         [LOCK_KEY],
     ).fetchone()
     if row is None:

@@ -100,7 +100,10 @@ def lock_holder_pid() -> int | None:
         cursor.execute(
             "SELECT activity.application_name FROM pg_locks AS lock"
             " JOIN pg_stat_activity AS activity ON activity.pid = lock.pid"
-            " WHERE lock.locktype = 'advisory' AND lock.granted AND lock.objid::bigint = %s::bigint",
+            " WHERE lock.locktype = 'advisory' AND lock.granted AND lock.objid::bigint = %s::bigint"
+            # Advisory locks belong to a database: beats of other test databases (`make test` runs
+            # the API suites beside this one) hold the same key in theirs.
+            " AND lock.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             [LOCK_KEY],
         )
         row = cursor.fetchone()
