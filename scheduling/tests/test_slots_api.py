@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import AccessTokenFactory, ApiKeyFactory, UserFactory
+from accounts.tests.factories import AccessTokenFactory
 from scheduling.models import Availability, BookingStatus
 from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
 from tests.support.credentials import bearer
@@ -22,17 +22,8 @@ def monday_ahead(weeks: int = 2) -> date:
 
 
 @pytest.fixture
-def organizer():
-    return UserFactory()
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
-@pytest.fixture
 def event_type(organizer):
+    """A 60-minute event type (`organizer` and `key` come from tests.support.people)."""
     return EventTypeFactory(owner=organizer, length=60)
 
 
