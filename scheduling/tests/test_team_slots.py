@@ -14,7 +14,7 @@ import pytest
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Availability, BookingHost
 from scheduling.selectors.hosts import team_hosts
-from scheduling.selectors.team_slots import team_free_hosts
+from scheduling.selectors.team_slots import team_available_slots, team_free_hosts
 from scheduling.slots import instant_of
 from scheduling.tests.factories import (
     AvailabilityFactory,
@@ -200,6 +200,12 @@ def test_team_slots_match_an_independent_computation(seed, kind):
     assert expected  # every case offers something, so that the comparison says something
     assert {instant_of(start): sorted(users) for start, users in found.items()} == expected
     assert len(team_hosts(event_type)) == size
+    # GET /slots reads the starts alone (`team_starts`), by a path of its own.
+    grouped = team_available_slots(
+        event_type=event_type, range_start=range_start, range_end=range_end, time_zone="UTC", now=now
+    )
+    shown = [slot["time"] for slots in grouped.values() for slot in slots]
+    assert shown == [start.isoformat().replace("+00:00", "Z") for start in sorted(expected)]
 
 
 def test_a_collective_booking_keeps_every_host_busy(api_client):
