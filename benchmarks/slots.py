@@ -127,7 +127,7 @@ def _team_once(rules, length, days, hosts: int):
     does once it has read each host's rows and bookings."""
     from core.renderers import ORJSONRenderer
     from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
-    from scheduling.team_slots import HostTimes, SlotRules, team_slots
+    from scheduling.team_slots import HostTimes, SlotRules, team_starts
 
     start = datetime(2027, 1, 4, tzinfo=UTC)
     end = start + timedelta(days=days)
@@ -154,7 +154,7 @@ def _team_once(rules, length, days, hosts: int):
             now=start - timedelta(days=1),
         )
         times.append((HostTimes(user_id=index, windows=available_window_seconds(request), busy=[]), False))
-    free = team_slots(times, rules_of_team)
+    free = team_starts(times, rules_of_team)  # as GET /slots (team_available_slots) does
     body = ORJSONRenderer().render({"slots": group_seconds_by_day(free, "Europe/Berlin")})
     return clock.process_time() - began, len(free), len(body)
 

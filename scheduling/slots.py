@@ -185,6 +185,16 @@ class LocalDays:
             self._midnights[day] = midnight
         return midnight
 
+    def midnights(self, first: date, last: date) -> list[int | None]:
+        """`midnight` of each day from `first` to `last`, in order: each midnight's offset read
+        once, by one call of the zone each, without the caches (a request's days, read once)."""
+        start, zone = first.toordinal(), self.zone
+        offsets = [zone.utcoffset(datetime.fromordinal(day)) for day in range(start, last.toordinal() + 2)]
+        return [
+            (start + index - _EPOCH_ORDINAL) * DAY_SECONDS - offset // _SECOND if offset == offsets[index + 1] else None
+            for index, offset in enumerate(offsets[:-1])
+        ]
+
 
 def seconds_since_midnight(wall: time) -> int:
     return wall.hour * 3600 + wall.minute * 60 + wall.second
@@ -226,22 +236,42 @@ def instant_of(seconds: int) -> datetime:
     return UNIX_EPOCH + timedelta(seconds=seconds)
 
 
+def _weekday_spans(rules: Iterable[WeeklyRule]) -> dict[int, list[tuple[int, int]]]:
+    """`{weekday (0 = Sunday): its rules' non-empty spans as seconds since midnight}`, as
+    `_windows_for_day_seconds` reads them on a day without a DST change."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for rule in rules:
+        start = seconds_since_midnight(rule.start)
+        end = DAY_SECONDS if rule.end >= END_OF_DAY else seconds_since_midnight(rule.end)
+        if end > start:
+            for weekday in rule.days:
+                spans.setdefault(weekday, []).append((start, end))
+    return spans
+
+
 def available_window_seconds(request: SlotRequest) -> list[tuple[int, int]]:
-    """`available_windows` as whole seconds since the Unix epoch, each day's windows built by
-    `_windows_for_day_seconds` (by arithmetic alone on a day without a DST change)."""
+    """`available_windows` as whole seconds since the Unix epoch: on a day without a DST change
+    or a date override, by arithmetic alone from its weekday's spans (`_weekday_spans`, read once
+    per request, not once per day); on the others, by `_windows_for_day_seconds`."""
     zone = zone_named(request.time_zone)
     local_days = LocalDays(zone)
-    overrides_by_date: dict[date, list[DateOverride]] = {}
+    overrides_by_day: dict[int, list[DateOverride]] = {}  # by the date's ordinal
     for override in request.overrides:
-        overrides_by_date.setdefault(override.date, []).append(override)
+        overrides_by_day.setdefault(override.date.toordinal(), []).append(override)
+    spans = _weekday_spans(request.weekly_rules)
     # One day of margin each side: a day's window may start or end on a neighbouring UTC day.
     first_day = request.range_start.astimezone(zone).date() - timedelta(days=1)
     last_day = request.range_end.astimezone(zone).date() + timedelta(days=1)
+    days = range(first_day.toordinal(), last_day.toordinal() + 1)
     windows = []
-    day = first_day
-    while day <= last_day:
-        windows.extend(_windows_for_day_seconds(day, request.weekly_rules, overrides_by_date.get(day, []), local_days))
-        day += timedelta(days=1)
+    for ordinal, midnight in zip(days, local_days.midnights(first_day, last_day), strict=True):
+        overrides = overrides_by_day.get(ordinal)
+        if midnight is None or overrides:
+            day = date.fromordinal(ordinal)
+            windows += _windows_for_day_seconds(day, request.weekly_rules, overrides or [], local_days)
+        else:
+            # The day's weekday, Sunday = 0 (`sunday_based_weekday`): ordinal 1 is a Monday.
+            windows += [(midnight + start, midnight + end) for start, end in spans.get(ordinal % 7, ())]
     return _merge(windows)
 
 
@@ -386,9 +416,50 @@ def group_by_day(slots: Iterable[datetime], time_zone: str) -> dict[str, list[di
 
 
 def group_seconds_by_day(slots: Iterable[int], time_zone: str) -> dict[str, list[dict[str, str]]]:
-    """`group_by_day` of starts given as whole seconds since the Unix epoch."""
+    """`group_by_day` of starts given as whole seconds since the Unix epoch. A UTC day whose two
+    midnights have the same offset has it throughout (as `LocalDays.midnight` holds of local
+    days): its starts' texts are put together from that offset and a few cached pieces (the local
+    date, the time of day, the offset as `isoformat` writes it) rather than an aware datetime each;
+    on the other days, from an aware datetime each."""
     zone = zone_named(time_zone)
-    return _grouped((datetime.fromtimestamp(slot, zone) for slot in slots), time_zone)
+    zulu = time_zone in UTC_ZONE_NAMES
+    days: dict[int, tuple[int, str] | None] = {}  # UTC day: (offset in seconds, its text) or None
+    dates: dict[int, str] = {}  # local day: YYYY-MM-DD
+    clocks: dict[int, str] = {}  # seconds since local midnight: THH:MM:SS
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for slot in slots:
+        utc_day = slot // DAY_SECONDS
+        offset = days.get(utc_day, False)
+        if offset is False:
+            offset = days[utc_day] = _day_offset(utc_day * DAY_SECONDS, zone, zulu)
+        if offset is None:
+            text = datetime.fromtimestamp(slot, zone).isoformat()
+            if zulu:
+                text = text.removesuffix("+00:00") + "Z"
+            grouped.setdefault(text[:10], []).append({"time": text})
+            continue
+        local_day, clock = divmod(slot + offset[0], DAY_SECONDS)
+        day_text = dates.get(local_day)
+        if day_text is None:
+            day_text = dates[local_day] = date.fromordinal(local_day + _EPOCH_ORDINAL).isoformat()
+        clock_text = clocks.get(clock)
+        if clock_text is None:
+            clock_text = clocks[clock] = f"T{clock // 3600:02d}:{clock // 60 % 60:02d}:{clock % 60:02d}"
+        grouped.setdefault(day_text, []).append({"time": day_text + clock_text + offset[1]})
+    return grouped
+
+
+def _day_offset(midnight: int, zone: ZoneInfo, zulu: bool) -> tuple[int, str] | None:
+    """The UTC offset in seconds of the UTC day from `midnight` (seconds since the Unix epoch) and
+    its text in an ISO date-time (`Z` in a UTC zone), or None when the offsets at its two midnights
+    differ."""
+    first = datetime.fromtimestamp(midnight, zone)
+    if first.utcoffset() != datetime.fromtimestamp(midnight + DAY_SECONDS, zone).utcoffset():
+        return None
+    text = first.isoformat()[19:]  # after YYYY-MM-DDTHH:MM:SS: the offset, as every start shows it
+    if zulu:
+        text = text.removesuffix("+00:00") + "Z"
+    return first.utcoffset() // _SECOND, text
 
 
 def _grouped(local_times: Iterable[datetime], time_zone: str) -> dict[str, list[dict[str, str]]]:

@@ -111,6 +111,19 @@ def team_slots(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> dict[in
     return {start: free[start] for start in sorted(free)}
 
 
+def team_starts(hosts: list[tuple[HostTimes, bool]], rules: SlotRules) -> list[int]:
+    """The starts of `team_slots`, in order, without who is free at each: what GET /slots shows.
+    The union of each group's starts is taken by a set, not start by start in Python."""
+    fixed = [times for times, is_fixed in hosts if is_fixed]
+    rotating = [times for times, is_fixed in hosts if not is_fixed]
+    if len(rotating) <= 1:
+        return group_slots(fixed + rotating, rules)
+    starts: set[int] = set()
+    for host in rotating:
+        starts.update(group_slots([*fixed, host], rules))
+    return sorted(starts)
+
+
 def free_at(free: dict[int, list[int]], start: datetime) -> list[int]:
     """The hosts `team_slots` finds free at exactly the instant `start` (none off the grid, which
     runs on whole seconds)."""

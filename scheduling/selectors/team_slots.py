@@ -17,7 +17,7 @@ from scheduling.selectors.slots import (
     rules_of_rows,
 )
 from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
-from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots
+from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots, team_starts
 
 
 def _margin(event_type: EventType) -> timedelta:
@@ -102,6 +102,26 @@ def slot_rules(*, event_type: EventType, range_start: datetime, range_end: datet
     )
 
 
+def _hosts_and_rules(
+    event_type: EventType,
+    range_start: datetime,
+    range_end: datetime,
+    now: datetime,
+    exclude_booking_id: int | None,
+    hosts: list[TeamHost] | None = None,
+    lock: bool = False,
+) -> tuple[list[tuple[HostTimes, bool]], SlotRules]:
+    """Each host's times paired with whether the host is fixed, and the event type's rules: what
+    the pure `scheduling.team_slots` functions take."""
+    if hosts is None:
+        hosts = team_hosts(event_type)
+    rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
+    times = hosts_times(
+        hosts=hosts, rules=rules, margin=_margin(event_type), exclude_booking_id=exclude_booking_id, lock=lock
+    )
+    return [(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules
+
+
 def team_free_hosts(
     *,
     event_type: EventType,
@@ -116,13 +136,7 @@ def team_free_hosts(
     (whole seconds since the Unix epoch, `scheduling.team_slots.team_slots`): the round-robin hosts
     free at each start, or every host when all of them attend. `lock`: every host's lock is taken
     before their busy time is read (`hosts_times`)."""
-    if hosts is None:
-        hosts = team_hosts(event_type)
-    rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
-    times = hosts_times(
-        hosts=hosts, rules=rules, margin=_margin(event_type), exclude_booking_id=exclude_booking_id, lock=lock
-    )
-    return team_slots([(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules)
+    return team_slots(*_hosts_and_rules(event_type, range_start, range_end, now, exclude_booking_id, hosts, lock))
 
 
 def team_slot_hosts(
@@ -156,15 +170,10 @@ def team_available_slots(
     now: datetime,
     exclude_booking_id: int | None = None,
 ) -> dict[str, list[dict[str, str]]]:
-    """GET /slots of a team event type, grouped by day in `time_zone` as for one host."""
-    free = team_free_hosts(
-        event_type=event_type,
-        range_start=range_start,
-        range_end=range_end,
-        now=now,
-        exclude_booking_id=exclude_booking_id,
-    )
-    return group_seconds_by_day(free, time_zone)
+    """GET /slots of a team event type, grouped by day in `time_zone` as for one host: the starts
+    of `team_free_hosts` without who is free at each (`scheduling.team_slots.team_starts`)."""
+    starts = team_starts(*_hosts_and_rules(event_type, range_start, range_end, now, exclude_booking_id))
+    return group_seconds_by_day(starts, time_zone)
 
 
 def _person(user) -> dict:

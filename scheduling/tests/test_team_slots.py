@@ -14,8 +14,8 @@ import pytest
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from scheduling.models import Availability, BookingHost
 from scheduling.selectors.hosts import team_hosts
-from scheduling.selectors.team_slots import team_free_hosts
-from scheduling.slots import instant_of
+from scheduling.selectors.team_slots import team_available_slots, team_free_hosts
+from scheduling.slots import group_seconds_by_day, instant_of
 from scheduling.tests.factories import (
     AvailabilityFactory,
     BookingFactory,
@@ -200,6 +200,12 @@ def test_team_slots_match_an_independent_computation(seed, kind):
     assert expected  # every case offers something, so that the comparison says something
     assert {instant_of(start): sorted(users) for start, users in found.items()} == expected
     assert len(team_hosts(event_type)) == size
+    # GET /slots reads the starts alone (`team_starts`), by a path of its own.
+    grouped = team_available_slots(
+        event_type=event_type, range_start=range_start, range_end=range_end, time_zone="UTC", now=now
+    )
+    shown = [slot["time"] for slots in grouped.values() for slot in slots]
+    assert shown == [start.isoformat().replace("+00:00", "Z") for start in sorted(expected)]
 
 
 def test_a_collective_booking_keeps_every_host_busy(api_client):
@@ -234,3 +240,21 @@ def test_a_host_without_a_schedule_is_never_free():
     assert (
         team_free_hosts(event_type=event_type, range_start=start, range_end=start + timedelta(days=2), now=start) == {}
     )
+
+
+@pytest.mark.parametrize(
+    "zone_name",
+    ["Europe/Berlin", "America/Santiago", "Australia/Lord_Howe", "America/Havana", "Asia/Kathmandu", "UTC"],
+)
+def test_starts_grouped_from_cached_pieces_read_as_aware_datetimes_do(zone_name):
+    # Every 15 minutes of 2026, its DST changes included, and a day of 1900 (a local mean time's
+    # offset in seconds): the texts `group_seconds_by_day` puts together are `isoformat`'s.
+    zone = ZoneInfo(zone_name)
+    starts = [*range(1767225600, 1767225600 + 366 * 86400, 900), *range(-2208988800, -2208988800 + 86400, 1800)]
+    expected = {}
+    for start in starts:
+        text = datetime.fromtimestamp(start, zone).isoformat()
+        if zone_name == "UTC":
+            text = text.removesuffix("+00:00") + "Z"
+        expected.setdefault(text[:10], []).append({"time": text})
+    assert group_seconds_by_day(starts, zone_name) == expected
