@@ -306,7 +306,7 @@ def available_slots(
     if is_team_hosted(event_type):
         from scheduling.selectors.team_slots import team_available_slots  # it builds on this module
 
-        return team_available_slots(
+        grouped = team_available_slots(
             event_type=event_type,
             range_start=range_start,
             range_end=range_end,
@@ -314,6 +314,7 @@ def available_slots(
             now=now,
             exclude_booking_id=exclude_booking_id,
         )
+        return _within_limits(event_type, grouped, exclude_booking_id)
     recurrence, count = _recurrence_and_count(event_type, recurring_count)
     is_series = recurrence is not None and count > 1
     load_until = range_end
@@ -336,4 +337,14 @@ def available_slots(
     slots = free_slots(replace(request, range_end=range_end))
     if is_series and slots:
         slots = series_free_starts(request, plan_series(slots, request.time_zone, recurrence, count))
-    return group_by_day(slots, time_zone)
+    return _within_limits(event_type, group_by_day(slots, time_zone), exclude_booking_id)
+
+
+def _within_limits(event_type: EventType, grouped: dict, exclude_booking_id: int | None) -> dict:
+    """`grouped` without the starts its booking limits remove (scheduling.selectors.limits): no
+    statement for an event type without limits, one for one with them."""
+    if not (event_type.booking_limits or event_type.duration_limits):
+        return grouped
+    from scheduling.selectors.limits import within_limits  # it builds on this module
+
+    return within_limits(event_type=event_type, grouped=grouped, exclude_booking_id=exclude_booking_id)
