@@ -335,7 +335,7 @@ def test_rescheduling_into_a_full_period_is_refused_and_within_its_own_is_not(ap
     start = berlin(monday + timedelta(days=1), 14)
     into_full = api_client.patch(
         f"/v1/bookings/{moving.pk}",
-        {"start": z(start), "end": z(start + timedelta(minutes=30))},
+        {"startTime": z(start)},
         format="json",
         **bearer(key),
     )
@@ -343,7 +343,7 @@ def test_rescheduling_into_a_full_period_is_refused_and_within_its_own_is_not(ap
     later = berlin(monday, 15)
     same_day = api_client.patch(
         f"/v1/bookings/{moving.pk}",
-        {"start": z(later), "end": z(later + timedelta(minutes=30))},
+        {"startTime": z(later)},
         format="json",
         **bearer(key),
     )
