@@ -17,7 +17,13 @@ from scheduling.limits import clean_limits, local_midnight, period_start
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.selectors.limits import broken_limits
 from scheduling.selectors.slots import available_slots
-from scheduling.tests.factories import BookingFactory, EventTypeFactory, ScheduleFactory
+from scheduling.tests.factories import (
+    BookingFactory,
+    EventTypeFactory,
+    HostFactory,
+    ScheduleFactory,
+    TeamEventTypeFactory,
+)
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
@@ -399,3 +405,32 @@ def test_a_user_whose_id_is_above_int4_books_through_the_api(api_client):
         )
         assert response.status_code == 200, response.json()
         assert Booking.objects.get(pk=response.json()["id"]).organizer_id == user.pk
+
+
+def test_a_team_event_types_limit_counts_every_hosts_bookings(api_client):
+    event_type = TeamEventTypeFactory(
+        scheduling_type="ROUND_ROBIN", minimum_booking_notice=0, booking_limits={"PER_DAY": 1}
+    )
+    hosts = []
+    for _ in range(2):
+        user = UserFactory(time_zone="UTC")
+        user.default_schedule = ScheduleFactory(user=user, time_zone="UTC", availability=EVERY_DAY)
+        user.save(update_fields=["default_schedule"])
+        HostFactory(event_type=event_type, user=user)
+        hosts.append(user)
+    monday = next_monday()
+    start = datetime.combine(monday, time(10), UTC)
+    BookingFactory(organizer=hosts[0], event_type=event_type, start_time=start, end_time=start + timedelta(minutes=30))
+    key = ApiKeyFactory(user=hosts[1]).raw_key
+    query = {
+        "eventTypeId": event_type.pk,
+        "startTime": z(datetime.combine(monday, time(0), UTC)),
+        "endTime": z(datetime.combine(monday + timedelta(days=2), time(0), UTC)),
+    }
+    for extra in ({}, {"includeHosts": "true"}):
+        response = api_client.get("/v1/slots", {**query, **extra}, **bearer(key))
+        assert response.status_code == 200, response.json()
+        assert set(response.json()["slots"]) == {(monday + timedelta(days=1)).isoformat()}
+    later = datetime.combine(monday, time(14), UTC)
+    refused = api_client.post("/v1/bookings", booking_body(event_type, later), format="json", **bearer(key))
+    assert refused.status_code == 409, refused.json()
