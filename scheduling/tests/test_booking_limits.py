@@ -45,18 +45,9 @@ def z(instant: datetime) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@pytest.fixture
-def organizer():
-    return UserFactory(time_zone="Europe/Berlin")
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
 def limited(organizer, **limits) -> EventType:
-    """A 30-minute event type of the organizer's, bookable every day 09:00-17:00 Berlin, no notice."""
+    """A 30-minute event type of the organizer's (the shared `organizer` fixture: in Europe/Berlin),
+    bookable every day 09:00-17:00 Berlin, no notice."""
     schedule = ScheduleFactory(user=organizer, time_zone="Europe/Berlin", availability=EVERY_DAY)
     return EventTypeFactory(owner=organizer, schedule=schedule, length=30, minimum_booking_notice=0, **limits)
 
