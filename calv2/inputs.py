@@ -13,6 +13,9 @@ from core.serializers import (
     StrictScalarsMixin,
     WholeItemsMixin,
 )
+from scheduling.limits import COUNT, DURATION, clean_limits
+from scheduling.limits import UNITS as LIMIT_UNITS
+from scheduling.limits import V2_KEYS as V2_LIMIT_KEYS
 from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL
 from scheduling.serializers.bookings import GuestsField, InstantField, StrictIntegerField
 from scheduling.services.booking_requests import refuse_unsupported
@@ -258,6 +261,40 @@ class EmailSettingsInput(V2Input):
     disable_emails_to_hosts = serializers.BooleanField(required=False)
 
 
+class _IntervalLimitsInput(V2Input):
+    """Cal.com's `BookingLimitsCount_2024_06_14` / `BookingLimitsDuration_2024_06_14`: `{day, week,
+    month, year}`, stored as v1's `{"PER_DAY": …}`; `{"disabled": true}` turns the limits off."""
+
+    kind = COUNT
+    day = serializers.IntegerField(required=False)
+    week = serializers.IntegerField(required=False)
+    month = serializers.IntegerField(required=False)
+    year = serializers.IntegerField(required=False)
+    disabled = serializers.BooleanField(required=False)
+
+    def run_validation(self, data=serializers.empty):
+        if isinstance(data, dict) and data.get("disabled") is True:
+            return None
+        return super().run_validation(data)
+
+    def validate(self, attrs):
+        attrs.pop("disabled", None)
+        try:
+            return clean_limits({V2_LIMIT_KEYS[unit]: value for unit, value in attrs.items()}, kind=self.kind)
+        except ValueError as error:
+            (errors,) = error.args
+            by_unit = {LIMIT_UNITS.get(key, key): [message] for key, message in errors.items()}
+            raise serializers.ValidationError(by_unit) from None
+
+
+class BookingLimitsCountInput(_IntervalLimitsInput):
+    kind = COUNT
+
+
+class BookingLimitsDurationInput(_IntervalLimitsInput):
+    kind = DURATION
+
+
 class EventTypeCreateInput(V2Input):
     """Cal.com's `CreateEventTypeInput_2024_06_14`, for the settings this service has, and this
     service's `reminders` (docs/notifications.md)."""
@@ -276,6 +313,8 @@ class EventTypeCreateInput(V2Input):
     after_event_buffer = serializers.IntegerField(min_value=0, max_value=MINUTES_PER_DAY, required=False)
     slot_interval = serializers.IntegerField(min_value=1, max_value=MINUTES_PER_DAY, allow_null=True, required=False)
     recurrence = RecurrenceInput(allow_null=True, required=False)
+    booking_limits_count = BookingLimitsCountInput(allow_null=True, required=False)
+    booking_limits_duration = BookingLimitsDurationInput(allow_null=True, required=False)
     email_settings = EmailSettingsInput(required=False)
     # Checked whole by the service (`notifications.services.clean_reminders`).
     reminders = serializers.ListField(child=serializers.JSONField(), required=False, max_length=5)

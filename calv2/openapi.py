@@ -189,6 +189,38 @@ REMINDERS = {
         },
     },
 }
+
+
+def _interval_limits(*, what: str, minimum_note: str, input_schema: bool) -> dict:
+    """Cal.com's `BookingLimitsCount_2024_06_14` / `BookingLimitsDuration_2024_06_14`."""
+    number = {"type": "integer", "minimum": 1}
+    properties = {unit: number for unit in ("day", "week", "month", "year")}
+    description = (
+        f"At most this many {what} of the event type per calendar day, week (from Sunday), month or year in "
+        f"the host's time zone; a longer period's limit may not be below a shorter one's{minimum_note}. "
+    )
+    if input_schema:
+        properties = {**properties, "disabled": BOOLEAN}
+        description += 'null or `{"disabled": true}`: no limits.'
+    else:
+        description += "Left out when the event type has none."
+    return {"type": "object", "additionalProperties": False, "properties": properties, "description": description}
+
+
+BOOKING_LIMITS_COUNT = _interval_limits(what="bookings", minimum_note="", input_schema=False)
+BOOKING_LIMITS_DURATION = _interval_limits(
+    what="minutes of bookings", minimum_note=" (a booking is refused when it would pass it)", input_schema=False
+)
+BOOKING_LIMITS_COUNT_INPUT = {
+    **_interval_limits(what="bookings", minimum_note="", input_schema=True),
+    "nullable": True,
+}
+BOOKING_LIMITS_DURATION_INPUT = {
+    **_interval_limits(
+        what="minutes of bookings", minimum_note=" (a booking is refused when it would pass it)", input_schema=True
+    ),
+    "nullable": True,
+}
 EVENT_TYPE = _object(
     {
         "id": INTEGER,
@@ -228,6 +260,8 @@ EVENT_TYPE = _object(
         "hidden": BOOLEAN,
         "requiresConfirmation": BOOLEAN,
         "bookingRequiresAuthentication": BOOLEAN,
+        "bookingLimitsCount": BOOKING_LIMITS_COUNT,
+        "bookingLimitsDuration": BOOKING_LIMITS_DURATION,
         "emailSettings": EMAIL_SETTINGS,
         "reminders": REMINDERS,
     },
@@ -524,6 +558,8 @@ EVENT_TYPE_CREATE = {
                 "disabled": BOOLEAN,
             },
         },
+        "bookingLimitsCount": BOOKING_LIMITS_COUNT_INPUT,
+        "bookingLimitsDuration": BOOKING_LIMITS_DURATION_INPUT,
         "emailSettings": EMAIL_SETTINGS,
         "reminders": REMINDERS,
     },

@@ -13,6 +13,7 @@ from django.core.exceptions import ObjectDoesNotExist
 
 from core.ical import ical_uid
 from notifications.services import mail_settings_output
+from scheduling.limits import to_v2 as limits_to_v2
 from scheduling.models import Availability
 from scheduling.recurrence import FREQUENCY_NAMES, Recurrence
 
@@ -227,6 +228,13 @@ def event_type_2024_06_14(event_type) -> dict:
         "bookingRequiresAuthentication": False,
         **mail_settings_output(_mail_settings_of(event_type)),
     }
+    # Cal.com leaves them out when the event type has none.
+    for name, limits in (
+        ("bookingLimitsCount", event_type.booking_limits),
+        ("bookingLimitsDuration", event_type.duration_limits),
+    ):
+        if limits:
+            body[name] = limits_to_v2(limits)
     if event_type.team_id is not None:
         body["teamId"] = event_type.team_id
     return body

@@ -53,7 +53,7 @@ class EmailMessage(models.Model):
     booking = models.ForeignKey(
         "scheduling.Booking", null=True, blank=True, on_delete=models.SET_NULL, related_name="email_messages"
     )
-    organizer_id = models.IntegerField(db_index=True)
+    organizer_id = models.BigIntegerField(db_index=True)  # a user id: bigint, as the users table's
     kind = models.CharField(max_length=20, choices=Kind.choices)
     role = models.CharField(max_length=10, choices=Role.choices)
     recipient = models.EmailField(max_length=254)

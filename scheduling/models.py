@@ -116,6 +116,10 @@ class EventType(models.Model):
     scheduling_type = models.CharField(max_length=11, choices=SchedulingType.choices, blank=True, default="")
     # Every accepted member of the team is a host, present and future (Cal.com's `assignAllTeamMembers`).
     assign_all_team_members = models.BooleanField(default=False)
+    # Cal.com's `bookingLimits` and `durationLimits` (minutes): {"PER_DAY": 2, "PER_WEEK": 5, …}, any of
+    # PER_DAY, PER_WEEK, PER_MONTH, PER_YEAR, or null for none (scheduling.limits).
+    booking_limits = models.JSONField(null=True, blank=True)
+    duration_limits = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -84,9 +84,19 @@ def _event_type_fields(data) -> dict:
     return {V2_NAMES.get(name, name): value for name, value in data.items()}
 
 
-V2_NAMES = {"length_in_minutes": "length", "recurrence": "recurring_event"}
+V2_NAMES = {
+    "length_in_minutes": "length",
+    "recurrence": "recurring_event",
+    "booking_limits_count": "booking_limits",
+    "booking_limits_duration": "duration_limits",
+}
 # The event type service names its fields as v1 does; a v2 client sent v2's.
-V2_FIELD_NAMES = {"length": "lengthInMinutes", "recurringEvent": "recurrence"}
+V2_FIELD_NAMES = {
+    "length": "lengthInMinutes",
+    "recurringEvent": "recurrence",
+    "bookingLimits": "bookingLimitsCount",
+    "durationLimits": "bookingLimitsDuration",
+}
 
 
 class EventTypeView(V2View):

@@ -78,16 +78,22 @@ def _rules_query() -> CompiledValues:
     return CompiledValues(rows.values_list("date", "days_mask", "start_time", "end_time"))
 
 
-# The first key of the two-key advisory locks of people (the second is the user id): "HOST". Every
-# path that writes or moves a booking takes the lock of each person it makes busy before reading
-# their busy time (scheduling.services.assignment), in one of two ways: alone (`lock_people`), or
-# in the statement that reads the schedule's rules just before the busy time (`rows_for_each`).
+# The first key of the two-key advisory locks of people (the second is derived from the user id,
+# `INT4_KEY_SQL`): "HOST". Every path that writes or moves a booking takes the lock of each person it
+# makes busy before reading their busy time (scheduling.services.assignment), in one of two ways:
+# alone (`lock_people`), or in the statement that reads the schedule's rules just before the busy
+# time (`rows_for_each`).
 PERSON_LOCK_SPACE = 0x484F5354
-# The people's locks in one statement, one after the other in user id order, so that two
+# The second key of a two-key advisory lock is an int4, ids are bigint: the id's low 32 bits, read as
+# a signed int4 (`{}` is a bigint expression). An id below 2**31 is its own key; two ids 2**32 apart
+# share one, which only makes them wait on each other, never lets two hold one lock.
+INT4_KEY_SQL = "((({} %% 4294967296) + 6442450944) %% 4294967296 - 2147483648)::int"
+# The people's locks in one statement, one after the other in key order (distinct keys), so that two
 # transactions never hold one each while waiting for the other; one row.
 LOCK_PEOPLE_SQL = (
-    'SELECT count(pg_advisory_xact_lock(%s, "person"."id")) '
-    'FROM (SELECT unnest(%s::int[]) AS "id" ORDER BY 1) AS "person"'
+    'SELECT count(pg_advisory_xact_lock(%s, "person"."key")) '
+    "FROM (SELECT DISTINCT " + INT4_KEY_SQL.format('"id"') + ' AS "key" '
+    'FROM unnest(%s::bigint[]) AS "id" ORDER BY 1) AS "person"'
 )
 
 
@@ -300,7 +306,7 @@ def available_slots(
     if is_team_hosted(event_type):
         from scheduling.selectors.team_slots import team_available_slots  # it builds on this module
 
-        return team_available_slots(
+        grouped = team_available_slots(
             event_type=event_type,
             range_start=range_start,
             range_end=range_end,
@@ -308,6 +314,7 @@ def available_slots(
             now=now,
             exclude_booking_id=exclude_booking_id,
         )
+        return _within_limits(event_type, grouped, exclude_booking_id)
     recurrence, count = _recurrence_and_count(event_type, recurring_count)
     is_series = recurrence is not None and count > 1
     load_until = range_end
@@ -330,4 +337,14 @@ def available_slots(
     slots = free_slots(replace(request, range_end=range_end))
     if is_series and slots:
         slots = series_free_starts(request, plan_series(slots, request.time_zone, recurrence, count))
-    return group_by_day(slots, time_zone)
+    return _within_limits(event_type, group_by_day(slots, time_zone), exclude_booking_id)
+
+
+def _within_limits(event_type: EventType, grouped: dict, exclude_booking_id: int | None) -> dict:
+    """`grouped` without the starts its booking limits remove (scheduling.selectors.limits): no
+    statement for an event type without limits, one for one with them."""
+    if not (event_type.booking_limits or event_type.duration_limits):
+        return grouped
+    from scheduling.selectors.limits import within_limits  # it builds on this module
+
+    return within_limits(event_type=event_type, grouped=grouped, exclude_booking_id=exclude_booking_id)

@@ -11,6 +11,7 @@ from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.slots import (
     _busy_query,
     _rules_query,
+    _within_limits,
     available_slots,
     event_type_host,
     rows_for_each,
@@ -216,7 +217,8 @@ def slots_with_hosts(
     grouped = group_seconds_by_day(free, time_zone)
     # `group_seconds_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
     free_hosts = iter(free.values())
-    return {
+    grouped = {
         day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]
         for day, slots in grouped.items()
     }
+    return _within_limits(event_type, grouped, exclude_booking_id)

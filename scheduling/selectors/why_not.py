@@ -10,13 +10,16 @@ Rules, as the API names them:
 - `notice`: the start is sooner than the event type's minimum booking notice;
 - `interval`: every host is free, but the start is not on the slot grid (the event type's interval
   from the start of the shared availability window);
-- `limit`: a booking limit; reserved, this service has no booking limits.
+- `limit`: the event type's booking or duration limit for the period the start falls in (a day, week,
+  month or year in the host's time zone) is reached; named once for the event type, in `reasons`,
+  since the limits count the event type's bookings whoever hosts them.
 """
 
 from datetime import datetime, timedelta
 
 from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
+from scheduling.selectors.limits import has_limits, limit_reasons
 from scheduling.selectors.slots import _busy_query, event_type_host, event_type_schedule
 from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
 from scheduling.team_slots import HostTimes, free_at, team_slots
@@ -77,6 +80,7 @@ def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
         hosts = [TeamHost(user=user, is_fixed=True, priority=2, weight=100)] if user is not None else []
         times = hosts_times(hosts=hosts, rules=rules, margin=margin, schedules={user.pk: schedule} if hosts else None)
         offered = bool(hosts) and not host_reasons(event_type=event_type, times=times[0], start=start, now=now)
+    limits = limit_reasons(event_type=event_type, start=start) if has_limits(event_type) else []
     answer_hosts = []
     for host, host_time in zip(hosts, times, strict=True):
         reasons = host_reasons(event_type=event_type, times=host_time, start=start, now=now)
@@ -85,10 +89,11 @@ def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
     if not offered and answer_hosts and _enough_free(answer_hosts):
         detail = "Every host needed is free, but the start is not on the event type's slot grid."
         team_reasons.append({"rule": "interval", "detail": detail})
+    team_reasons.extend(limits)
     return {
         "eventTypeId": event_type.pk,
         "start": start,
-        "bookable": offered,
+        "bookable": offered and not limits,
         "schedulingType": event_type.scheduling_type or None,
         "reasons": team_reasons,
         "hosts": answer_hosts,

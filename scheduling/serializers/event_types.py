@@ -7,6 +7,8 @@ from rest_framework import serializers
 from core.fastpath import reads
 from core.serializers import ApiSerializer
 from core.validators import ISO_4217_CURRENCIES, validate_currency
+from scheduling.limits import COUNT, DURATION, KEYS, MAX_MINUTES, clean_limits
+from scheduling.limits import MAX_COUNT as MAX_LIMIT_COUNT
 from scheduling.recurrence import FREQUENCY_NAMES, MAX_COUNT, MAX_INTERVAL
 
 MINUTES_PER_DAY = 24 * 60
@@ -36,6 +38,59 @@ class RecurringEventSerializer(ApiSerializer):
 
 
 SCHEDULING_TYPES = ("ROUND_ROBIN", "COLLECTIVE")
+
+
+def _limits_schema(kind: str) -> dict:
+    what = "bookings" if kind == COUNT else "minutes of bookings"
+    return {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": False,
+        "properties": {
+            key: {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT_COUNT if kind == COUNT else MAX_MINUTES[key]}
+            for key in KEYS
+        },
+        "description": (
+            f"At most this many {what} of the event type per calendar day, week (from Sunday), month or year "
+            "in the host's time zone; a longer period's limit may not be below a shorter one's. null: none."
+        ),
+        "example": {"PER_DAY": 2, "PER_WEEK": 6} if kind == COUNT else {"PER_DAY": 120},
+    }
+
+
+class IntervalLimitsField(serializers.Field):
+    """Cal.com v1's `bookingLimits` / `durationLimits`: `{"PER_DAY": 2, …}` or null
+    (`scheduling.limits.clean_limits`)."""
+
+    def __init__(self, *, kind: str, **kwargs):
+        self.kind = kind
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if data == {}:
+            return None
+        try:
+            return clean_limits(data, kind=self.kind)
+        except ValueError as error:
+            (errors,) = error.args
+            if "" in errors:
+                raise serializers.ValidationError([errors[""]]) from None
+            raise serializers.ValidationError({key: [message] for key, message in errors.items()}) from None
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field(_limits_schema(COUNT))
+class BookingLimitsField(IntervalLimitsField):
+    def __init__(self, **kwargs):
+        super().__init__(kind=COUNT, **kwargs)
+
+
+@extend_schema_field(_limits_schema(DURATION))
+class DurationLimitsField(IntervalLimitsField):
+    def __init__(self, **kwargs):
+        super().__init__(kind=DURATION, **kwargs)
 
 
 class HostSerializer(ApiSerializer):
@@ -80,6 +135,18 @@ class EventTypeSerializer(ApiSerializer):
     )
     hosts = HostSerializer(many=True, read_only=True)
     assign_all_team_members = serializers.BooleanField(read_only=True)
+    booking_limits = serializers.SerializerMethodField()
+    duration_limits = serializers.SerializerMethodField()
+
+    @extend_schema_field(_limits_schema(COUNT))
+    @reads("booking_limits")
+    def get_booking_limits(self, event_type) -> dict | None:
+        return event_type.booking_limits
+
+    @extend_schema_field(_limits_schema(DURATION))
+    @reads("duration_limits")
+    def get_duration_limits(self, event_type) -> dict | None:
+        return event_type.duration_limits
 
     @extend_schema_field({"type": "string", "enum": list(SCHEDULING_TYPES), "nullable": True})
     @reads("scheduling_type")
@@ -150,6 +217,8 @@ class EventTypeCreateSerializer(ApiSerializer):
     assign_all_team_members = serializers.BooleanField(
         required=False, help_text="Every accepted member of the team, present and future, is a host."
     )
+    booking_limits = BookingLimitsField(required=False, allow_null=True)
+    duration_limits = DurationLimitsField(required=False, allow_null=True)
 
 
 class EventTypeUpdateSerializer(EventTypeCreateSerializer):

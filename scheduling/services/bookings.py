@@ -30,6 +30,7 @@ from payments.models import Payment, PaymentOption
 from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
+from scheduling.selectors.limits import check_booking_limits
 from scheduling.selectors.slots import slot_is_offered
 from scheduling.services.assignment import (
     booking_host,
@@ -132,6 +133,7 @@ def _book(
     )
     if not offered:
         raise _not_offered(event_type, booking.start_time)
+    check_booking_limits(event_type=event_type, starts=[booking.start_time], exclude_booking_id=excluded)
     _validate(booking)
     for attendee in attendees:
         # Guests have no name in Cal.com either; the booking is saved just below.
@@ -402,6 +404,7 @@ def booking_reschedule(
     length = _checked_start(event_type=event_type, start=start, end=end, end_field="endTime")
     if not slot_is_offered(event_type=event_type, start=start, now=now, exclude_booking_id=booking.pk, lock=True):
         raise _not_offered(event_type, start)
+    check_booking_limits(event_type=event_type, starts=[start], exclude_booking_id=booking.pk)
     booking_host_stays_free(booking=booking, start=start, now=now)
     previous = copy.copy(booking)
     booking.start_time = start

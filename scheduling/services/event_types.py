@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Team, User
 from core.exceptions import Conflict, Forbidden
+from scheduling.limits import COUNT, DURATION, clean_limits
 from scheduling.models import EventType, Schedule
 from scheduling.selectors.event_types import user_is_team_member, user_manages_team
 from scheduling.services.hosts import event_type_hosts_set, pop_host_fields
@@ -26,6 +27,8 @@ EDITABLE_FIELDS = (
     "after_event_buffer",
     "slot_interval",
     "recurring_event",
+    "booking_limits",
+    "duration_limits",
 )
 
 
@@ -77,8 +80,22 @@ def _check_recurrence(event_type: EventType) -> None:
             raise ValidationError({"recurringEvent": "A paid event type cannot recur: set price to 0 first."})
 
 
+def _check_limits(event_type: EventType) -> None:
+    """Booking and duration limits as `scheduling.limits.clean_limits` keeps them (the API's
+    serializers check them first, with the same rule; this holds for every other writer)."""
+    fields = (("booking_limits", "bookingLimits", COUNT), ("duration_limits", "durationLimits", DURATION))
+    for name, field, kind in fields:
+        try:
+            setattr(event_type, name, clean_limits(getattr(event_type, name) or None, kind=kind))
+        except ValueError as error:
+            (errors,) = error.args
+            messages = [f"{key}: {message}" if key else message for key, message in errors.items()]
+            raise ValidationError({field: "; ".join(messages)}) from None
+
+
 def _save(event_type: EventType) -> EventType:
     _check_recurrence(event_type)
+    _check_limits(event_type)
     _check_slug_free(event_type)
     event_type.full_clean()
     try:

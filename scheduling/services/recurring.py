@@ -30,6 +30,7 @@ from scheduling.models import Attendee, Booking, BookingStatus, EventType
 from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
 from scheduling.selectors.bookings import booking_for_update
+from scheduling.selectors.limits import check_booking_limits
 from scheduling.selectors.slots import event_type_host, event_type_schedule, offered_occurrences
 from scheduling.services.assignment import lock_people
 from scheduling.services.bookings import (
@@ -205,6 +206,7 @@ def booking_series_create(
     starts = occurrence_starts(start, time_zone, recurrence, count)
     indexes = list(range(count))
     _check_offered(event_type=event_type, starts=starts, indexes=indexes, time_zone=time_zone, now=now)
+    check_booking_limits(event_type=event_type, starts=starts)
     bookings = [
         _new_booking(event_type=event_type, host=host, start=occurrence, series_id=series_id, fields=fields)
         for occurrence in starts
@@ -259,6 +261,7 @@ def booking_occurrence_create(
     _check_offered(
         event_type=event_type, starts=[start], indexes=[current_recurring_index], time_zone=time_zone, now=now
     )
+    check_booking_limits(event_type=event_type, starts=[start])
     booking = _new_booking(event_type=event_type, host=host, start=start, series_id=recurring_event_id, fields=fields)
     attendees = _write(
         bookings=[booking], fields=fields, starts_named=[(current_recurring_index, start)], time_zone=time_zone

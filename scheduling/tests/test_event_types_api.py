@@ -62,6 +62,8 @@ def test_create_personal_event_type(api_client, user, key):
         "schedulingType": None,
         "hosts": [],
         "assignAllTeamMembers": False,
+        "bookingLimits": None,
+        "durationLimits": None,
     }
 
 
