@@ -65,8 +65,8 @@ def read_in_binary(cursor) -> None:
     statement whose columns are integers and date-times (`CompiledValues(binary=True)`): a binary
     date-time is 8 bytes that PostgreSQL copies and psycopg reads as they are, against text that
     one writes and the other parses (400 rows of two date-times: 0.9 → 0.55 ms, docs/benchmarks.md)."""
-    if psycopg is None or cursor.db.vendor != "postgresql":
-        return
+    if psycopg is None or cursor.db.vendor != "postgresql" or isinstance(cursor.cursor, psycopg.ClientCursor):
+        return  # (client-side binding, `server_side_binding` off, has no binary results)
     oid = psycopg.postgres.types["timestamptz"].oid
     if cursor.db.connection.adapters.get_loader(oid, Format.TEXT) is UtcTimestamptzLoader:
         cursor.cursor.format = Format.BINARY
