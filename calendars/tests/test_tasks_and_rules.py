@@ -6,12 +6,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from celery import current_app
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from calendars.models import BusyTime, CalendarConnection, CalendarWrite, ConnectionKind
 from calendars.services import connect_caldav, connect_ics_feed, connection_refresh
 from calendars.tasks import refresh_due
+from calendars.tests.factories import BookingReferenceFactory, CalendarConnectionFactory, ExternalCalendarFactory
 from core.exceptions import Conflict
 from scheduling.models import BookingStatus
 from scheduling.services.bookings import booking_confirm
@@ -98,3 +101,55 @@ def test_slots_answer_from_the_cache_while_the_calendar_server_is_down(api_clien
     response = api_client.get(f"/v1/slots?{query}", **bearer(key))
     assert response.status_code == 200
     assert [int(slot["time"][11:13]) for slot in response.json()["slots"][day.isoformat()]] == [9, 12, 13, 14, 15, 16]
+
+
+def test_slots_read_two_connected_calendars_in_their_own_busy_time_statement(api_client):
+    """The cached busy time of two connected calendars (a CalDAV calendar and an ICS feed) is read
+    in the statement that reads the host's bookings: GET /v1/slots asks no more statements with
+    them than without, and every period blocks (the service's own event excepted)."""
+    host = UserFactory(time_zone="Europe/Berlin")
+    event_type = EventTypeFactory(owner=host, length=60)
+    key = ApiKeyFactory(user=host).raw_key
+    monday = monday_ahead()
+    day = monday.date()
+    path = f"/v1/slots?eventTypeId={event_type.pk}&startTime={day}&endTime={day}&timeZone=Europe/Berlin"
+
+    def slots() -> tuple[list[int], int]:
+        with CaptureQueriesContext(connection) as context:
+            response = api_client.get(path, **bearer(key))
+        assert response.status_code == 200
+        hours = [int(slot["time"][11:13]) for slot in response.json()["slots"].get(day.isoformat(), [])]
+        return hours, len(context.captured_queries)
+
+    slots()  # the key's once-a-minute lastUsedAt write, and the per-process caches
+    free, statements = slots()
+    assert free == [9, 10, 11, 12, 13, 14, 15, 16]
+
+    for kind, periods in (
+        (ConnectionKind.CALDAV, [(10, 0, 10, 30), (15, 45, 16, 15), (20, 0, 21, 0)]),
+        (ConnectionKind.ICS, [(12, 0, 13, 0), (10, 15, 10, 45)]),
+    ):
+        calendar = ExternalCalendarFactory(connection=CalendarConnectionFactory(user=host, kind=kind))
+        for index, (start_hour, start_minute, end_hour, end_minute) in enumerate(periods):
+            BusyTime.objects.create(
+                user=host,
+                calendar=calendar,
+                start=monday + timedelta(hours=start_hour, minutes=start_minute),
+                end=monday + timedelta(hours=end_hour, minutes=end_minute),
+                event_uid=f"{kind}-{index}",
+            )
+    # The service's own event, read back from the calendar: it never blocks.
+    last_week = monday - timedelta(days=7)
+    own = BookingFactory(organizer=host, start_time=last_week, end_time=last_week + timedelta(hours=1))
+    BookingReferenceFactory(booking=own, uid="own-event")
+    BusyTime.objects.create(
+        user=host,
+        calendar=calendar,
+        start=monday + timedelta(hours=9),
+        end=monday + timedelta(hours=9, minutes=30),
+        event_uid="own-event",
+    )
+
+    busy, statements_with_calendars = slots()
+    assert busy == [9, 11, 13, 14]
+    assert statements_with_calendars == statements

@@ -56,3 +56,17 @@ def use_compiled_datetime_loader(sender, connection, **kwargs) -> None:
     if connection.connection.info.parameter_status("TimeZone") != "UTC":
         return
     connection.connection.adapters.register_loader("timestamptz", UtcTimestamptzLoader)
+
+
+def read_in_binary(cursor) -> None:
+    """The rows of `cursor` (a Django cursor, before its `execute`) sent in PostgreSQL's binary
+    format, when that reads the values the text format reads: this connection has the compiled
+    loader above (both zones UTC), whose binary twin gives the same aware UTC datetimes. Only for a
+    statement whose columns are integers and date-times (`CompiledValues(binary=True)`): a binary
+    date-time is 8 bytes that PostgreSQL copies and psycopg reads as they are, against text that
+    one writes and the other parses (400 rows of two date-times: 0.9 → 0.55 ms, docs/benchmarks.md)."""
+    if psycopg is None or cursor.db.vendor != "postgresql" or isinstance(cursor.cursor, psycopg.ClientCursor):
+        return  # (client-side binding, `server_side_binding` off, has no binary results)
+    oid = psycopg.postgres.types["timestamptz"].oid
+    if cursor.db.connection.adapters.get_loader(oid, Format.TEXT) is UtcTimestamptzLoader:
+        cursor.cursor.format = Format.BINARY

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg.pq import Format
 
-from core.fastpath.db_loaders import COMPILED, UtcTimestamptzLoader, use_compiled_datetime_loader
+from core.fastpath.db_loaders import COMPILED, UtcTimestamptzLoader, read_in_binary, use_compiled_datetime_loader
 
 pytestmark = pytest.mark.django_db
 
@@ -71,3 +71,39 @@ def test_a_session_in_another_zone_keeps_djangos_loader():
             cursor.execute("SET TIME ZONE 'UTC'")
         use_compiled_datetime_loader(sender=None, connection=connection)
     assert adapters.get_loader(TIMESTAMPTZ, Format.TEXT) is UtcTimestamptzLoader
+
+
+def rows_of(sql: str, params: list, *, binary: bool) -> list:
+    with connection.cursor() as cursor:
+        if binary:
+            read_in_binary(cursor)
+        assert cursor.cursor.format == (Format.BINARY if binary else Format.TEXT)
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+@pytest.mark.fastpath  # the machinery's own work, not an answer
+def test_integers_and_date_times_read_in_binary_are_the_values_read_as_text():
+    sql = (
+        "SELECT moment::timestamptz, length(moment), NULL::int, (2^40)::bigint, -1::smallint "
+        "FROM unnest(%s::text[]) AS moment"
+    )
+    as_text = rows_of(sql, [VALUES], binary=False)
+    in_binary = rows_of(sql, [VALUES], binary=True)
+    assert in_binary == as_text
+    assert [type(value) for value in in_binary[0]] == [datetime.datetime, int, type(None), int, int]
+    assert all(row[0].tzinfo is datetime.UTC for row in in_binary)
+
+
+def test_a_session_in_another_zone_reads_as_text():
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Europe/Berlin'")
+    try:
+        register_tzloader(datetime.UTC, connection.connection)  # what Django registers
+        with connection.cursor() as cursor:
+            read_in_binary(cursor)
+            assert cursor.cursor.format == Format.TEXT
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'UTC'")
+        use_compiled_datetime_loader(sender=None, connection=connection)

@@ -146,13 +146,23 @@ def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | 
     """The host's accepted and pending bookings near [start, end), each widened by its own buffers,
     the host's held time there (slot reservations, out-of-office entries: no buffers) and the busy
     time of their connected calendars (`calendars.selectors.busy_times`)."""
-    bookings = _busy_query(excluding=exclude_booking_id is not None).rows(
+    rows = _busy_query(excluding=exclude_booking_id is not None).rows(
         host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
     )
     return tuple(
-        (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
-        for booking_start, booking_end, before, after in bookings
+        (busy_start - timedelta(minutes=before or 0), busy_end + timedelta(minutes=after or 0))
+        if before or after
+        else (busy_start, busy_end)  # held and calendar busy time, most rows with calendars connected
+        for busy_start, busy_end, before, after in rows
     )
+
+
+class _Minutes(Subquery):
+    """A booking's buffer, in minutes, as PostgreSQL gives it (an integer column: already an `int`
+    or None). The ORM's converter of an integer expression would call `int()` on it in every row
+    of the busy-time statement, held and calendar rows included, for nothing."""
+
+    convert_value = staticmethod(Subquery._convert_value_noop)
 
 
 @functools.cache
@@ -177,7 +187,7 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
     # the planner hash the whole event-type table (50,000 rows in the big installation of
     # `make bench-scale`: 64 of a 68 ms statement) for the few hundred bookings of a month.
     buffers = {
-        name: Subquery(EventType.objects.filter(pk=OuterRef("event_type_id")).values(f"{name}_event_buffer")[:1])
+        name: _Minutes(EventType.objects.filter(pk=OuterRef("event_type_id")).values(f"{name}_event_buffer")[:1])
         for name in ("before", "after")
     }
     own, attended = own.annotate(**buffers), attended.annotate(**buffers)
@@ -186,7 +196,10 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
     # office) and the busy time of their connected calendars.
     held = held_time(host_id=host_id, start=Parameter("start", moment), end=Parameter("end", moment))
     calendar = busy_rows_with_buffers(host_id, Parameter("start", moment), Parameter("end", moment))
-    return CompiledValues(own.values_list(*columns).union(attended.values_list(*columns), *held, calendar, all=True))
+    rows = own.values_list(*columns).union(attended.values_list(*columns), *held, calendar, all=True)
+    # Integers and date-times only: read in binary (a connected calendar's hundreds of periods
+    # cost PostgreSQL more to write as text, and psycopg more to read, than all else in the row).
+    return CompiledValues(rows, binary=True)
 
 
 def slot_request_for(
