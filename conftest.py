@@ -231,15 +231,20 @@ def _same_with_fast_paths(original, client, kwargs, response):
 
 def pytest_collection_modifyitems(config, items):
     """With the switch off, tests of the machinery itself (`fastpath` marker: query counts,
-    statements compiled once) are left out: they describe what it does, not what the API answers."""
+    statements compiled once) are left out: they describe what it does, not what the API answers.
+    So are the drills of other processes (a real Celery worker: deliveries, retries, killed
+    workers) and the pages a browser clicks: they ask nothing of the read path that the comparison
+    checks, and they are most of the pass's time."""
     from django.conf import settings
 
     if settings.FAST_PATHS:
         return
     kept, left_out = [], []
     for item in items:
-        counts = {"django_assert_num_queries", "django_assert_max_num_queries"} & set(item.fixturenames)
-        (left_out if counts or item.get_closest_marker("fastpath") else kept).append(item)
+        fixtures = set(item.fixturenames)
+        counts = {"django_assert_num_queries", "django_assert_max_num_queries"} & fixtures
+        elsewhere = {"start_worker", "chromium"} & fixtures or item.path.name.endswith("_browser.py")
+        (left_out if counts or elsewhere or item.get_closest_marker("fastpath") else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
