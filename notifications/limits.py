@@ -2,7 +2,7 @@
 
 import logging
 
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.redis import RedisCache
 from django.utils import timezone
 
@@ -31,7 +31,8 @@ def check_bound(organizer_id: int, count: int) -> None:
     if not bounds:
         return
     try:
-        totals = _count(cache, [key for key, _ in bounds], count)
+        # The backend itself, not the `cache` proxy (which is no RedisCache): one round trip.
+        totals = _count(caches[DEFAULT_CACHE_ALIAS], [key for key, _ in bounds], count)
     except Exception:  # noqa: BLE001 - the cache is down: mails still go, unbounded
         logger.warning("Could not count booking mails; not bounded")
         return
