@@ -63,12 +63,15 @@ def main() -> None:
             }
         )
 
+    cpu = {ON: [], OFF: []}
+
     def post(path: str) -> float:
         data = body()
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         response = client.post(path, data=data, content_type="application/json")
-        elapsed = time.perf_counter() - began
+        elapsed, used = time.perf_counter() - began, time.process_time() - began_cpu
         assert response.status_code == 200, response.content[:500]
+        cpu[path].append(used * 1000)
         return elapsed * 1000
 
     def statements(path: str) -> list[str]:
@@ -83,6 +86,8 @@ def main() -> None:
             post(OFF)
         counted = {path: statements(path) for path in (ON, OFF)}
         times = {ON: [], OFF: []}
+        cpu[ON].clear()
+        cpu[OFF].clear()
         for index in range(args.rounds):
             order = (ON, OFF) if index % 2 == 0 else (OFF, ON)
             for path in order:
@@ -93,12 +98,14 @@ def main() -> None:
         print(f"  mail on : median {on:6.2f} ms  {len(counted[ON])} statements")
         print(f"  mail off: median {off:6.2f} ms  {len(counted[OFF])} statements")
         print(f"  ratio of medians {on / off:.3f}; median of per-round ratios {ratios:.3f}")
+        cpu_on, cpu_off = statistics.median(cpu[ON]), statistics.median(cpu[OFF])
+        print(f"  this process's CPU: median {cpu_on:.2f} vs {cpu_off:.2f} ms, ratio {cpu_on / cpu_off:.3f}")
         heads_off = {sql.split("(")[0] for sql in counted[OFF]}
         extra = [sql for sql in counted[ON] if sql.split("(")[0] not in heads_off]
         for sql in extra:
             print(f"  only with mail: {sql[:160]}")
         if args.profile:
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(time.process_time)
             profiler.enable()
             for _ in range(args.profile):
                 post(ON)
