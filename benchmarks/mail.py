@@ -3,7 +3,8 @@ client through the whole middleware stack, no HTTP server, no wrk): the bench's 
 mail on (`POST /v1/bookings`) and off (`POST /bench/nomail/bookings`), alternately on the bench's
 data set (`benchmarks.seed`: its organizer, four webhooks subscribed to BOOKING_CREATED, two
 connected calendars), so that a noisy machine slows both alike. Prints medians, the ratio and the
-SQL statements of each; `--profile N` also profiles N mail-on requests (cProfile, cumulative).
+SQL statements of each; `--profile N` also profiles N mail-on requests (cProfile, cumulative);
+`--kick-window 0` publishes one broker message per booking (as before the kick, docs/notifications.md).
 
     createdb -h 127.0.0.1 -U postgres bench_mail
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_mail REDIS_URL=redis://127.0.0.1:6379/7 \\
@@ -32,17 +33,27 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="the database is seeded already")
     parser.add_argument("--profile", type=int, default=0, help="profile this many mail-on requests")
     parser.add_argument("--stats", default="", help="also write the profile's statistics to this file")
+    parser.add_argument(
+        "--kick-window",
+        type=int,
+        default=None,
+        help="NOTIFICATIONS' KICK_WINDOW_MILLISECONDS for the requests (0: one broker message per booking)",
+    )
     args = parser.parse_args()
     name = os.environ.get("DATABASE_URL", "").rsplit("/", 1)[-1]
     if "bench" not in name and "_w" not in name:
         raise SystemExit(f"Refusing to seed {name!r}: its name must contain 'bench'.")
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     from benchmarks.seed import purge_broker, reset_created_rows, seed, seeded_caller
+
+    if args.kick_window is not None:
+        settings.NOTIFICATIONS = {**settings.NOTIFICATIONS, "KICK_WINDOW_MILLISECONDS": args.kick_window}
 
     call_command("migrate", verbosity=0)
     seeded = seeded_caller() if args.reuse else seed()

@@ -1,11 +1,14 @@
 """What the e-mails add to `POST /v1/bookings`: one INSERT for all of a change's messages, one
-Redis round trip for the sending bound (both counters in one pipeline), one broker message after
-commit. Nothing is rendered in the request (the worker renders from the row's context)."""
+Redis round trip for the sending bound and the kick (both counters and the `SET NX` in one
+pipeline), and a broker message after commit only for the first booking in the kick's window: a
+burst of bookings publishes one, whose pass sends all their messages once each. Nothing is
+rendered in the request (the worker renders from the row's context)."""
 
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from celery import current_app
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.redis import RedisCache
 from django.db import connection
@@ -15,7 +18,9 @@ from redis.client import Pipeline
 
 from notifications import limits
 from notifications.conf import overridden
-from notifications.models import EmailMessage
+from notifications.models import EmailMessage, EmailStatus
+from notifications.outbox import SEND_PENDING_TASK, SEND_TASK
+from notifications.sending import send_pending
 from notifications.switches import mail_switches
 from scheduling.tests.factories import EventTypeFactory
 from tests.support.credentials import bearer
@@ -102,7 +107,67 @@ def test_mail_adds_one_statement_and_one_bound_round_trip_to_a_booking(
     # and the messages' INSERT.
     assert len(on) == 9, on
     assert EmailMessage.objects.filter(booking_id=response.json()["id"]).count() == 3
-    # The bound's pipeline is the mail's only Redis round trip before commit ...
-    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE"]]
-    # ... and one broker message after it (the webhooks' and calendar's hooks come with either).
+    # The bound's pipeline, which claims the kick too, is the mail's only Redis round trip before
+    # commit ...
+    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE", "SET"]]
+    # ... and the first booking in the window publishes one broker message after it (the webhooks'
+    # and calendar's hooks come with either).
     assert len(on_hooks) == len(off_hooks) + 1
+
+
+def test_a_burst_of_bookings_publishes_one_pass_that_sends_every_message_once(
+    api_client, key, organizer, smtp_server, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Five bookings in one window, three messages each: one broker message (the pass, due when the
+    window closes); run, it sends the fifteen messages once each, and a second run sends nothing."""
+    event_type = EventTypeFactory(owner=organizer, length=30)
+    published = []
+    monkeypatch.setattr(
+        current_app.tasks[SEND_PENDING_TASK], "apply_async", lambda *a, **kw: published.append((SEND_PENDING_TASK, kw))
+    )
+    monkeypatch.setattr(current_app.tasks[SEND_TASK], "apply_async", lambda *a, **kw: published.append((SEND_TASK, a)))
+    for index in range(5):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api_client.post(
+                "/v1/bookings", body(event_type, slot(index), f"guest{index}@example.org"), format="json", **bearer(key)
+            )
+        assert response.status_code == 200, response.json()
+    assert published == [(SEND_PENDING_TASK, {"countdown": 1.0})]
+    assert EmailMessage.objects.filter(status=EmailStatus.PENDING, attempts=0).count() == 15
+    assert send_pending() == 15
+    assert send_pending() == 0
+    assert len(smtp_server.received) == 15
+    assert len({each.message["Message-ID"] for each in smtp_server.received}) == 15
+    assert set(EmailMessage.objects.values_list("status", flat=True)) == {EmailStatus.SENT}
+    # The pass released the kick: the next booking schedules the next pass.
+    with django_capture_on_commit_callbacks(execute=True):
+        api_client.post("/v1/bookings", body(event_type, slot(6), "late@example.org"), format="json", **bearer(key))
+    assert published[1:] == [(SEND_PENDING_TASK, {"countdown": 1.0})]
+
+
+def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
+    api_client, key, organizer, monkeypatch, django_capture_on_commit_callbacks
+):
+    """No kick can be claimed: the booking is not slowed or refused, and publishes its messages' ids
+    as before (the broker being away too, the sweeper sends them)."""
+    event_type = EventTypeFactory(owner=organizer, length=30)
+    published = []
+    monkeypatch.setattr(current_app.tasks[SEND_TASK], "apply_async", lambda *a, **kw: published.append(a[0][0]))
+    monkeypatch.setattr(
+        current_app.tasks[SEND_PENDING_TASK], "apply_async", lambda *a, **kw: pytest.fail("no kick was claimed")
+    )
+
+    def away(*args, **kwargs):
+        raise ConnectionError("Redis is away")
+
+    monkeypatch.setattr(Pipeline, "execute", away)
+    for index in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api_client.post(
+                "/v1/bookings", body(event_type, slot(index), f"guest{index}@example.org"), format="json", **bearer(key)
+            )
+        assert response.status_code == 200, response.json()
+        assert sorted(published[-1]) == sorted(
+            EmailMessage.objects.filter(booking_id=response.json()["id"]).values_list("pk", flat=True)
+        )
+    assert len(published) == 2
