@@ -16,6 +16,10 @@ DEFAULTS = {
     # the sweeper sends it once it is this many seconds old.
     "FIRST_ATTEMPT_GRACE_SECONDS": 30,
     "SWEEP_INTERVAL_SECONDS": 10,
+    # A booking's messages are not enqueued one broker message per booking: the first change in
+    # this window schedules one pass (`notifications.send_pending`) that runs when the window closes
+    # and sends every message not yet tried. 0: one broker message per change.
+    "KICK_WINDOW_MILLISECONDS": 1000,
     "SWEEP_BATCH_SIZE": 200,
     "SMTP_TIMEOUT_SECONDS": 10.0,
     # After the server was found away, a worker process leaves new messages to the sweep this long.

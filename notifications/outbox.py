@@ -5,6 +5,11 @@ Scheduling calls `booking_changed` next to each webhook event it emits (the trig
 change), `series_booked` / `series_cancelled` for a recurring series (one message for the series)
 and `booking_paid` when a paid booking's money arrives. This app does not import scheduling: it
 reads the booking it is handed. Who gets what is in docs/notifications.md.
+
+After commit a change does not publish a broker message of its own: the first change in a window
+(KICK_WINDOW_MILLISECONDS, claimed in the sending bound's Redis round trip) schedules one pass of
+the worker for when the window closes, which sends every message not yet tried, the later changes'
+too. With the cache away, each change enqueues its own messages as before.
 """
 
 import hashlib
@@ -20,7 +25,7 @@ from core.datetimes import iso_utc
 from core.ical import ical_uid, series_ical_uid
 from notifications import switches
 from notifications.conf import mail_domain, notification_setting
-from notifications.limits import check_bound
+from notifications.limits import check_bound, release_kick
 from notifications.models import (
     EmailMessage,
     EmailStatus,
@@ -35,6 +40,7 @@ from notifications.models import (
 logger = logging.getLogger(__name__)
 
 SEND_TASK = "notifications.send"
+SEND_PENDING_TASK = "notifications.send_pending"
 REQUEST, CANCEL = "REQUEST", "CANCEL"
 ACCEPTED, PENDING = "ACCEPTED", "PENDING"
 
@@ -405,8 +411,10 @@ def _queue(
     Message-ID exists are skipped instead of failing the booking."""
     if not recipients:
         return []
+    # True: this change schedules the pass; False: a pass is scheduled; None: enqueue these messages.
+    kick = None
     if bounded:
-        check_bound(booking.organizer_id, sum(1 for r in recipients if r.role != Role.ORGANIZER))
+        kick = check_bound(booking.organizer_id, sum(1 for r in recipients if r.role != Role.ORGANIZER), kick=True)
     now = timezone.now()
     first_due = now + timedelta(seconds=notification_setting("FIRST_ATTEMPT_GRACE_SECONDS"))
     rows = [
@@ -434,7 +442,9 @@ def _queue(
         )
     else:
         ids = [row.pk for row in EmailMessage.objects.bulk_create(rows)]
-    if ids:
+    if kick:
+        transaction.on_commit(enqueue_pass)
+    elif kick is None and ids:
         transaction.on_commit(lambda: enqueue_send(ids))
     return ids
 
@@ -455,6 +465,19 @@ def enqueue_send(message_ids: list[int]) -> None:
         current_app.tasks[SEND_TASK].apply_async((message_ids,))
     except Exception:  # noqa: BLE001 - the sweeper will send them
         logger.warning("Could not enqueue e-mails %s; the sweeper will send them", message_ids)
+
+
+def enqueue_pass() -> None:
+    """After commit, by the change that claimed the kick: one broker message for the pass that sends
+    every message not yet tried, run when the window has closed (so that it finds the window's
+    other changes' messages too). A broker that is away loses nothing: the sweeper sends them."""
+    try:
+        current_app.tasks[SEND_PENDING_TASK].apply_async(
+            countdown=notification_setting("KICK_WINDOW_MILLISECONDS") / 1000
+        )
+    except Exception:  # noqa: BLE001 - the sweeper will send them
+        logger.warning("Could not enqueue the e-mail pass; the sweeper will send the messages")
+        release_kick()
 
 
 # --- Reminders ------------------------------------------------------------------------------------

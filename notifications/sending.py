@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from notifications.conf import notification_setting
+from notifications.limits import release_kick
 from notifications.models import EmailAttempt, EmailMessage, EmailStatus, Reminder
 from notifications.outbox import queue_reminder
 from notifications.rendering import build_email
@@ -124,6 +125,30 @@ def send_messages(message_ids: list[int], *, first_only: bool = False, now: date
     finally:
         connection.close()
     return sent
+
+
+def send_pending() -> int:
+    """The pass a booking's change schedules (notifications.outbox): the first attempt of every
+    message not yet tried, oldest first, SWEEP_BATCH_SIZE at a time. The kick is released first, so
+    that a change committed after this pass has read the outbox schedules the next one (one that
+    claimed the kick just before and commits just after is the sweeper's, docs/notifications.md).
+    Each message is claimed as in every send (row lock, still pending, not yet tried): a message the
+    sweeper or another pass is sending is skipped, never sent twice."""
+    release_kick()
+    batch = notification_setting("SWEEP_BATCH_SIZE")
+    after, sent = 0, 0
+    while True:
+        ids = list(
+            EmailMessage.objects.filter(status=EmailStatus.PENDING, attempts=0, pk__gt=after)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch]
+        )
+        if not ids:
+            return sent
+        sent += send_messages(ids, first_only=True)
+        if len(ids) < batch or time.monotonic() < _away_until:
+            return sent  # the server is away: the rest wait for the sweep
+        after = ids[-1]
 
 
 def queue_due_reminders(now: datetime) -> int:

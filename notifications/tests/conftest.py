@@ -12,6 +12,7 @@ from aiosmtpd.smtp import SMTP
 from celery import current_app
 from icalendar import Calendar
 
+from notifications.limits import release_kick
 from notifications.tests.calendar_rules import assert_clients_accept
 
 
@@ -105,6 +106,13 @@ def smtp_server(settings):
 def _server_not_away(monkeypatch):
     """Each test starts with this process's SMTP outage pause over (notifications.sending)."""
     monkeypatch.setattr("notifications.sending._away_until", 0.0)
+
+
+@pytest.fixture(autouse=True)
+def _no_pass_scheduled():
+    """Each test starts with no worker's pass scheduled (notifications.limits' kick, which a test
+    before it may have claimed without running the pass)."""
+    release_kick()
 
 
 @pytest.fixture

@@ -1,0 +1,173 @@
+"""What the e-mails add to `POST /v1/bookings`: one INSERT for all of a change's messages, one
+Redis round trip for the sending bound and the kick (both counters and the `SET NX` in one
+pipeline), and a broker message after commit only for the first booking in the kick's window: a
+burst of bookings publishes one, whose pass sends all their messages once each. Nothing is
+rendered in the request (the worker renders from the row's context)."""
+
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from celery import current_app
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.redis import RedisCache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from redis.client import Pipeline
+
+from notifications import limits
+from notifications.conf import overridden
+from notifications.models import EmailMessage, EmailStatus
+from notifications.outbox import SEND_PENDING_TASK, SEND_TASK
+from notifications.sending import send_pending
+from notifications.switches import mail_switches
+from scheduling.tests.factories import EventTypeFactory
+from tests.support.credentials import bearer
+
+pytestmark = pytest.mark.django_db
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def slot(index: int) -> datetime:
+    day = timezone.now().astimezone(BERLIN).date() + timedelta(days=14)
+    while day.weekday() >= 5:
+        day += timedelta(days=1)
+    return datetime.combine(day, time(9), tzinfo=BERLIN) + timedelta(minutes=30 * index)
+
+
+def body(event_type, start: datetime, email: str) -> dict:
+    return {
+        "eventTypeId": event_type.pk,
+        "start": start.isoformat(),
+        "responses": {"name": "Grace Hopper", "email": email, "guests": ["alan@example.org"]},
+        "timeZone": "America/New_York",
+        "language": "de",
+        "metadata": {},
+    }
+
+
+def statements(captured) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+
+
+@pytest.fixture
+def counted_redis(monkeypatch):
+    """Round trips through redis-py pipelines, and a failure for any one-command cache call that
+    the bound used to make (SET NX, EXISTS, INCR: three per counter)."""
+    executed = []
+    execute = Pipeline.execute
+
+    def counting(self, *args, **kwargs):
+        executed.append([command[0][0] for command in self.command_stack])
+        return execute(self, *args, **kwargs)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the bound made a round trip of its own per command")
+
+    monkeypatch.setattr(Pipeline, "execute", counting)
+    monkeypatch.setattr(RedisCache, "add", refuse)
+    monkeypatch.setattr(RedisCache, "incr", refuse)
+    return executed
+
+
+def test_the_bound_counts_both_counters_in_one_round_trip(counted_redis):
+    assert isinstance(caches[DEFAULT_CACHE_ALIAS], RedisCache), "the suite runs with Redis (REDIS_URL)"
+    with mail_switches(credential="api_key:bound-round-trips"):
+        limits.check_bound(organizer_id=987654, count=2)
+    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE"]]
+
+
+@pytest.mark.fastpath  # the statements of the booking path itself
+def test_mail_adds_one_statement_and_one_bound_round_trip_to_a_booking(
+    api_client, key, organizer, counted_redis, django_capture_on_commit_callbacks
+):
+    """The attendee, a guest and the organizer: three messages, written by one INSERT."""
+    event_type = EventTypeFactory(owner=organizer, length=30)
+    api_client.get("/v1/me", **bearer(key))  # the key's once-a-minute lastUsedAt write, not counted here
+    with CaptureQueriesContext(connection) as without_mail, django_capture_on_commit_callbacks() as off_hooks:
+        with overridden(ENABLED=False):
+            response = api_client.post(
+                "/v1/bookings", body(event_type, slot(0), "grace@example.org"), format="json", **bearer(key)
+            )
+    assert response.status_code == 200, response.json()
+    counted_redis.clear()
+    with CaptureQueriesContext(connection) as with_mail, django_capture_on_commit_callbacks() as on_hooks:
+        response = api_client.post(
+            "/v1/bookings", body(event_type, slot(1), "linus@example.org"), format="json", **bearer(key)
+        )
+    assert response.status_code == 200, response.json()
+    off, on = statements(without_mail), statements(with_mail)
+    # (The event type's mail settings come joined to the event type, read with mail on or off.)
+    added = [sql for sql in on if sql.startswith('INSERT INTO "notifications_') or 'FROM "notifications_' in sql]
+    assert len(added) == 1 and added[0].startswith('INSERT INTO "notifications_emailmessage"')
+    assert len(on) == len(off) + 1, (off, on)
+    # The booking's own statements (8 with mail off, in this data set: no webhook, no calendar)
+    # and the messages' INSERT.
+    assert len(on) == 9, on
+    assert EmailMessage.objects.filter(booking_id=response.json()["id"]).count() == 3
+    # The bound's pipeline, which claims the kick too, is the mail's only Redis round trip before
+    # commit ...
+    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE", "SET"]]
+    # ... and the first booking in the window publishes one broker message after it (the webhooks'
+    # and calendar's hooks come with either).
+    assert len(on_hooks) == len(off_hooks) + 1
+
+
+def test_a_burst_of_bookings_publishes_one_pass_that_sends_every_message_once(
+    api_client, key, organizer, smtp_server, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Five bookings in one window, three messages each: one broker message (the pass, due when the
+    window closes); run, it sends the fifteen messages once each, and a second run sends nothing."""
+    event_type = EventTypeFactory(owner=organizer, length=30)
+    published = []
+    monkeypatch.setattr(
+        current_app.tasks[SEND_PENDING_TASK], "apply_async", lambda *a, **kw: published.append((SEND_PENDING_TASK, kw))
+    )
+    monkeypatch.setattr(current_app.tasks[SEND_TASK], "apply_async", lambda *a, **kw: published.append((SEND_TASK, a)))
+    for index in range(5):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api_client.post(
+                "/v1/bookings", body(event_type, slot(index), f"guest{index}@example.org"), format="json", **bearer(key)
+            )
+        assert response.status_code == 200, response.json()
+    assert published == [(SEND_PENDING_TASK, {"countdown": 1.0})]
+    assert EmailMessage.objects.filter(status=EmailStatus.PENDING, attempts=0).count() == 15
+    assert send_pending() == 15
+    assert send_pending() == 0
+    assert len(smtp_server.received) == 15
+    assert len({each.message["Message-ID"] for each in smtp_server.received}) == 15
+    assert set(EmailMessage.objects.values_list("status", flat=True)) == {EmailStatus.SENT}
+    # The pass released the kick: the next booking schedules the next pass.
+    with django_capture_on_commit_callbacks(execute=True):
+        api_client.post("/v1/bookings", body(event_type, slot(6), "late@example.org"), format="json", **bearer(key))
+    assert published[1:] == [(SEND_PENDING_TASK, {"countdown": 1.0})]
+
+
+def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
+    api_client, key, organizer, monkeypatch, django_capture_on_commit_callbacks
+):
+    """No kick can be claimed: the booking is not slowed or refused, and publishes its messages' ids
+    as before (the broker being away too, the sweeper sends them)."""
+    event_type = EventTypeFactory(owner=organizer, length=30)
+    published = []
+    monkeypatch.setattr(current_app.tasks[SEND_TASK], "apply_async", lambda *a, **kw: published.append(a[0][0]))
+    monkeypatch.setattr(
+        current_app.tasks[SEND_PENDING_TASK], "apply_async", lambda *a, **kw: pytest.fail("no kick was claimed")
+    )
+
+    def away(*args, **kwargs):
+        raise ConnectionError("Redis is away")
+
+    monkeypatch.setattr(Pipeline, "execute", away)
+    for index in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api_client.post(
+                "/v1/bookings", body(event_type, slot(index), f"guest{index}@example.org"), format="json", **bearer(key)
+            )
+        assert response.status_code == 200, response.json()
+        assert sorted(published[-1]) == sorted(
+            EmailMessage.objects.filter(booking_id=response.json()["id"]).values_list("pk", flat=True)
+        )
+    assert len(published) == 2
