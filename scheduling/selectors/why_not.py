@@ -5,8 +5,9 @@ Rules, as the API names them:
   overrides in the host's zone), or the host has no schedule;
 - `booking`: the meeting overlaps one of the host's bookings (with that booking's own buffers);
 - `buffer`: only the event type's buffers before or after the meeting overlap a busy period;
-- `calendar`: the meeting overlaps busy time that is not a booking of this service (a connected
-  calendar's);
+- `calendar`: the meeting overlaps busy time of the host's connected calendars;
+- `hold`: the meeting overlaps the host's held time (an unexpired slot reservation or an
+  out-of-office entry);
 - `notice`: the start is sooner than the event type's minimum booking notice;
 - `interval`: every host is free, but the start is not on the slot grid (the event type's interval
   from the start of the shared availability window);
@@ -15,8 +16,11 @@ Rules, as the API names them:
   since the limits count the event type's bookings whoever hosts them.
 """
 
+from collections import Counter
 from datetime import datetime, timedelta
 
+from calendars.selectors import calendar_busy
+from holds.selectors import held_time
 from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.limits import has_limits, limit_reasons
@@ -24,19 +28,30 @@ from scheduling.selectors.slots import _busy_query, event_type_host, event_type_
 from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
 from scheduling.team_slots import HostTimes, free_at, team_slots
 
-RULES = ("schedule", "booking", "buffer", "calendar", "notice", "interval", "limit")
+RULES = ("schedule", "booking", "buffer", "calendar", "hold", "notice", "interval", "limit")
 
 
 def _overlaps(start: datetime, end: datetime, periods) -> bool:
     return any(period_start < end and start < period_end for period_start, period_end in periods)
 
 
-def _booking_periods(user_id: int, start: datetime, end: datetime):
+def _busy_by_source(user_id: int, start: datetime, end: datetime) -> dict[str, list]:
+    """The host's busy periods near [start, end) by what makes them busy (`booking`, `calendar`,
+    `hold`). The slots' busy-time statement unions them without saying which is which (and is kept
+    so: slots are its hot path); here the held time and the calendars' busy time are read again on
+    their own, and the bookings are what remains of the union without them."""
     rows = _busy_query(excluding=False).rows(host_id=user_id, start=start, end=end, excluded=None)
-    return [
-        (booking_start - timedelta(minutes=before or 0), booking_end + timedelta(minutes=after or 0))
-        for booking_start, booking_end, before, after in rows
-    ]
+    every = Counter(
+        (busy_start - timedelta(minutes=before or 0), busy_end + timedelta(minutes=after or 0))
+        for busy_start, busy_end, before, after in rows
+    )
+    held = Counter(
+        (held_start, held_end)
+        for query in held_time(host_id=user_id, start=start, end=end)
+        for held_start, held_end, *_ in query
+    )
+    calendar = Counter(calendar_busy(user_id, start, end))
+    return {"booking": list(every - held - calendar), "calendar": list(calendar), "hold": list(held)}
 
 
 def host_reasons(*, event_type: EventType, times: HostTimes, start: datetime, now: datetime) -> list[dict]:
@@ -51,12 +66,14 @@ def host_reasons(*, event_type: EventType, times: HostTimes, start: datetime, no
     if start < now + timedelta(minutes=event_type.minimum_booking_notice):
         detail = f"Bookings need {event_type.minimum_booking_notice} minutes' notice."
         reasons.append({"rule": "notice", "detail": detail})
-    bookings = _booking_periods(times.user_id, start - before - timedelta(days=1), end + after + timedelta(days=1))
-    others = [period for period in times.busy if period not in bookings]
-    if _overlaps(start, end, bookings):
+    busy = _busy_by_source(times.user_id, start - before - timedelta(days=1), end + after + timedelta(days=1))
+    if _overlaps(start, end, busy["booking"]):
         reasons.append({"rule": "booking", "detail": "The host has a booking then (with its buffers)."})
-    if _overlaps(start, end, others):
+    if _overlaps(start, end, busy["calendar"]):
         reasons.append({"rule": "calendar", "detail": "The host's calendar is busy then."})
+    if _overlaps(start, end, busy["hold"]):
+        detail = "The host's time is held then (a slot reservation or an out-of-office entry)."
+        reasons.append({"rule": "hold", "detail": detail})
     if not _overlaps(start, end, times.busy) and _overlaps(start - before, end + after, times.busy):
         detail = "The event type's buffers before or after the meeting overlap the host's busy time."
         reasons.append({"rule": "buffer", "detail": detail})

@@ -7,6 +7,9 @@ import pytest
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
+from calendars.models import BusyTime
+from calendars.tests.factories import CalendarConnectionFactory, ExternalCalendarFactory
+from holds.models import OutOfOfficeEntry, SlotReservation
 from scheduling.tests.factories import (
     BookingFactory,
     EventTypeFactory,
@@ -132,6 +135,57 @@ def test_why_not_of_a_personal_event_type(api_client):
     assert answer.json()["schedulingType"] is None
     assert [host["userId"] for host in answer.json()["hosts"]] == [owner.pk]
     assert reasons(answer.json(), owner) == ["schedule"]
+
+
+def test_why_not_tells_bookings_calendar_busy_time_and_held_time_apart(api_client):
+    """Bookings, a connected calendar's busy time and held time are read in one busy-time statement;
+    why-not still names each by its own rule, and says nothing of the calendar's event."""
+    owner = UserFactory(time_zone="UTC")
+    owner.default_schedule = ScheduleFactory(
+        user=owner, time_zone="UTC", availability=[{"days_mask": 127, "start_time": time(9), "end_time": time(17)}]
+    )
+    owner.save(update_fields=["default_schedule"])
+    event_type = EventTypeFactory(owner=owner, minimum_booking_notice=0, length=30)
+    key = ApiKeyFactory(user=owner).raw_key
+    day = monday()
+    calendar = ExternalCalendarFactory(connection=CalendarConnectionFactory(user=owner))
+    at = {hour: day + timedelta(hours=hour) for hour in (9, 10, 11, 12, 13)}
+    half = timedelta(minutes=30)
+    BookingFactory(organizer=owner, event_type=event_type, start_time=at[9], end_time=at[9] + half)
+    BusyTime.objects.create(user=owner, calendar=calendar, start=at[10], end=at[10] + half, event_uid="secret@x")
+    SlotReservation.objects.create(
+        event_type=event_type,
+        host=owner,
+        slot_start=at[11],
+        slot_end=at[11] + half,
+        reserved_until=timezone.now() + timedelta(minutes=5),
+        minutes=5,
+    )
+    OutOfOfficeEntry.objects.create(user=owner, start=at[12], end=at[12] + half)
+
+    def explain(start):
+        response = api_client.get("/v1/slots/why-not", {"eventTypeId": event_type.pk, "start": z(start)}, **bearer(key))
+        assert response.status_code == 200, response.json()
+        return response.json()
+
+    assert reasons(explain(at[9]), owner) == ["booking"]
+    by_calendar = explain(at[10])
+    assert by_calendar["bookable"] is False
+    assert by_calendar["hosts"][0]["reasons"] == [{"rule": "calendar", "detail": "The host's calendar is busy then."}]
+    assert reasons(explain(at[11]), owner) == ["hold"]
+    assert reasons(explain(at[12]), owner) == ["hold"]
+    assert reasons(explain(at[13]), owner) == []
+    # The calendar's period where a booking also is: both rules.
+    BusyTime.objects.create(user=owner, calendar=calendar, start=at[9], end=at[9] + half)
+    assert reasons(explain(at[9]), owner) == ["booking", "calendar"]
+    v2 = api_client.get(
+        "/v2/slots/why-not",
+        {"eventTypeId": event_type.pk, "start": z(at[10])},
+        HTTP_CAL_API_VERSION="2024-09-04",
+        **bearer(key),
+    )
+    assert v2.status_code == 200, v2.json()
+    assert v2.json()["data"] == by_calendar
 
 
 @pytest.mark.parametrize(
