@@ -12,7 +12,7 @@ What is measured (docs/operations.md, "Observability"):
   `scheduling_http_request_duration_seconds{method,route}`: every request, by its URL pattern
   (`v1/bookings/<str:pk>`, never the raw path, so the label set stays small);
 - `scheduling_db_query_duration_seconds` and `scheduling_redis_command_duration_seconds`: the time
-  each database query and each Redis command took, in web and worker processes;
+  each database query (web) and each Redis command (web and worker) took;
 - `scheduling_rate_limit_refusals_total{route}`: answers 429 of the rate limits;
 - `scheduling_webhook_attempts_total{outcome}` and `scheduling_webhook_lag_seconds`: each finished
   delivery attempt by outcome (`succeeded`, `failed`, `timeout`, ...), and how long after its event
@@ -20,10 +20,20 @@ What is measured (docs/operations.md, "Observability"):
 - `scheduling_webhook_outbox_depth` and `scheduling_webhook_oldest_due_seconds`: read from the
   database at each scrape, the deliveries not finished yet and how long the oldest due one has been
   waiting (the backlog the sweeper drains).
+
+What it costs per request is what matters (docs/benchmarks.md, "What the observability costs"). In
+multiprocess mode every `inc` and `observe` takes a lock, asks the kernel for the process id and
+writes the mmap'd file, so a request's queries and Redis commands are counted in memory
+(`RequestTimings`) and added to their histograms once, as the request ends: the same buckets,
+sum and count as one `observe` per query, a handful of writes instead of two per query. The
+labelled children of the request metrics are kept by (method, route, status) instead of being
+looked up by `.labels()` on every request.
 """
 
 import os
 import time
+from bisect import bisect_left
+from contextvars import ContextVar
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -49,6 +59,64 @@ WEBHOOK_LAG = Histogram(
 UNMATCHED = "<unmatched>"
 
 
+class Tally:
+    """One histogram's observations during one request, counted in memory: `add` costs a bisect;
+    `flush` adds them to the histogram (its sum, and each bucket that got any) and starts over.
+    The histogram's buckets and sum are prometheus-client's own `_sum` and `_buckets` values,
+    the ones its `observe` increments (observability/tests/test_switches.py checks that a flush
+    reads the same as one `observe` per value)."""
+
+    __slots__ = ("histogram", "bounds", "counts", "total", "observed")
+
+    def __init__(self, histogram: Histogram):
+        self.histogram = histogram
+        self.bounds = histogram._upper_bounds
+        self.counts = [0] * len(self.bounds)
+        self.total = 0.0
+        self.observed = False
+
+    def add(self, seconds: float) -> None:
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+        self.observed = True
+
+    def flush(self) -> None:
+        if not self.observed:
+            return
+        histogram, counts = self.histogram, self.counts
+        histogram._sum.inc(self.total)
+        for index, count in enumerate(counts):
+            if count:
+                histogram._buckets[index].inc(count)
+                counts[index] = 0
+        self.total, self.observed = 0.0, False
+
+
+class RequestTimings:
+    """The database and Redis time of the request being served (`current`), added to the
+    histograms as it ends."""
+
+    __slots__ = ("db", "redis")
+
+    def __init__(self):
+        self.db, self.redis = Tally(DB_SECONDS), Tally(REDIS_SECONDS)
+
+    def time_query(self, execute, sql, params, many, context):
+        """A database execute wrapper (`connection.execute_wrappers`)."""
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.db.add(time.perf_counter() - started)
+
+    def flush(self) -> None:
+        self.db.flush()
+        self.redis.flush()
+
+
+current: ContextVar[RequestTimings | None] = ContextVar("observability_request_timings", default=None)
+
+
 def route_of(request) -> str:
     """The URL pattern that answered (regular-expression patterns without their anchors)."""
     match = getattr(request, "resolver_match", None)
@@ -58,20 +126,29 @@ def route_of(request) -> str:
     return route.replace("^", "").replace("$", "")
 
 
-def time_query(execute, sql, params, many, context):
-    started = time.perf_counter()
-    try:
-        return execute(sql, params, many, context)
-    finally:
-        DB_SECONDS.observe(time.perf_counter() - started)
+# (method, route, status) -> the request's labelled children: its counter, its histogram and, for a
+# 429, its refusal counter. As bounded as the label sets themselves.
+_children: dict[tuple[str, str, int], tuple] = {}
+
+
+def _children_of(method: str, route: str, status: int) -> tuple:
+    children = _children.get((method, route, status))
+    if children is None:
+        children = (
+            REQUESTS.labels(method, route, str(status)),
+            REQUEST_SECONDS.labels(method, route),
+            RATE_LIMIT_REFUSALS.labels(route) if status == 429 else None,
+        )
+        _children[(method, route, status)] = children
+    return children
 
 
 def observe_request(request, response, seconds: float) -> None:
-    route = route_of(request)
-    REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-    REQUEST_SECONDS.labels(request.method, route).observe(seconds)
-    if response.status_code == 429:
-        RATE_LIMIT_REFUSALS.labels(route).inc()
+    requests, request_seconds, refusals = _children_of(request.method, route_of(request), response.status_code)
+    requests.inc()
+    request_seconds.observe(seconds)
+    if refusals is not None:
+        refusals.inc()
 
 
 def observe_attempt(*, outcome: str, lag_seconds: float | None) -> None:
@@ -119,7 +196,12 @@ def _time_redis(wrapped):
         try:
             return wrapped(self, *args, **kwargs)
         finally:
-            REDIS_SECONDS.observe(time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            timings = current.get()
+            if timings is None:  # outside a request: a worker's, beat's, a scrape's
+                REDIS_SECONDS.observe(seconds)
+            else:
+                timings.redis.add(seconds)
 
     timed.__wrapped__ = wrapped
     return timed

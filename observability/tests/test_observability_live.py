@@ -2,7 +2,8 @@
 config/gunicorn.conf.py) and a Celery worker with METRICS_ENABLED, LOG_FORMAT=json and
 OTEL_TRACES_EXPORTER=console (spans written as JSON lines to their output), and a local webhook
 receiver. One booking's trace goes from the web request (its span carries the request id) through
-the Celery task to the subscriber, who receives it as `traceparent`; /metrics adds up both gunicorn
+the Celery task's publish and run to the webhook's POST, whose span the subscriber receives as
+`traceparent`; /metrics adds up both gunicorn
 workers; the worker serves its own metrics; log lines are JSON with the request and trace ids."""
 
 import json
@@ -88,12 +89,15 @@ def test_metrics_traces_and_json_logs_across_web_worker_and_subscriber(receiver,
         missing = requests.get(f"{server.url}/v1/nothing-here", headers={"X-Request-Id": "observed-404"}, timeout=5)
         assert missing.status_code == 404
 
-        # Web -> Celery -> subscriber: one trace, named by the request's span.
+        # Web -> Celery -> subscriber: one trace, named by the request's span. The request's span
+        # (with its request id) is the parent of the task's publish (web), the publish of the
+        # task's run (worker), the run of the webhook's POST (worker), whose span the subscriber
+        # receives as the parent in `traceparent`.
         (hook,) = receiver.wait_for(1, 60)
         traceparent = hook.headers.get("traceparent", "")
-        parsed = re.fullmatch(r"00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}", traceparent)
+        parsed = re.fullmatch(r"00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}", traceparent)
         assert parsed, traceparent
-        trace_id = parsed.group(1)
+        trace_id, sent_span_id = f"0x{parsed.group(1)}", f"0x{parsed.group(2)}"
         wait_until(
             lambda: any(
                 span["attributes"].get("http.request_id") == "observed-booking-1" for span in spans(server.log())
@@ -104,8 +108,28 @@ def test_metrics_traces_and_json_logs_across_web_worker_and_subscriber(receiver,
         (request_span,) = [
             s for s in spans(server.log()) if s["attributes"].get("http.request_id") == "observed-booking-1"
         ]
-        assert request_span["context"]["trace_id"] == f"0x{trace_id}"
-        assert any(span["context"]["trace_id"] == f"0x{trace_id}" for span in spans(worker.log()))
+        assert request_span["context"]["trace_id"] == trace_id
+        assert request_span["kind"] == "SpanKind.SERVER" and request_span["parent_id"] is None
+
+        def one(log: str, name: str) -> dict:
+            (found,) = [s for s in spans(log) if s["name"] == name and s["context"]["trace_id"] == trace_id]
+            return found
+
+        published = one(server.log(), "apply_async/webhooks.deliver")
+        assert published["kind"] == "SpanKind.PRODUCER"
+        assert published["parent_id"] == request_span["context"]["span_id"]
+        wait_until(lambda: any(s["context"]["span_id"] == sent_span_id for s in spans(worker.log())), 30, "POST span")
+        run = one(worker.log(), "run/webhooks.deliver")
+        assert run["kind"] == "SpanKind.CONSUMER" and run["parent_id"] == published["context"]["span_id"]
+        sent = one(worker.log(), "POST")
+        assert sent["kind"] == "SpanKind.CLIENT" and sent["parent_id"] == run["context"]["span_id"]
+        assert sent["context"]["span_id"] == sent_span_id
+        assert sent["attributes"]["http.url"] == receiver.url()
+        # The request's queries are its children, in the same trace.
+        assert any(
+            s["attributes"].get("db.system") == "postgresql" and s["parent_id"] == request_span["context"]["span_id"]
+            for s in spans(server.log())
+        )
 
         # JSON logs: the 404's warning carries its request id and its trace id.
         wait_until(lambda: any(line.get("requestId") == "observed-404" for line in json_lines(server.log())), 30, "log")

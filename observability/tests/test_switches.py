@@ -1,6 +1,7 @@
 """Observability in one process: off by default (no /metrics, no middleware), on from the settings;
-/metrics only for private addresses; rate-limit refusals and the outbox read as metrics; JSON log
-lines with the request id."""
+/metrics only for private addresses; rate-limit refusals and the outbox read as metrics; a
+request's queries and Redis commands counted once each, added up as it ends; JSON log lines with
+the request id."""
 
 import io
 import json
@@ -8,8 +9,11 @@ import logging
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from prometheus_client import REGISTRY, CollectorRegistry, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
 from observability import metrics
@@ -78,6 +82,54 @@ def test_requests_and_rate_limit_refusals_are_counted_by_route(metrics_on, setti
     assert value(after, "scheduling_db_query_duration_seconds_count") > value(
         before, "scheduling_db_query_duration_seconds_count"
     )
+
+
+def test_a_request_adds_each_of_its_queries_and_redis_commands_to_the_histograms_once(metrics_on, api_client):
+    def count(name):
+        return REGISTRY.get_sample_value(f"{name}_count") or 0.0
+
+    headers = auth()
+    before = {
+        name: count(name)
+        for name in ("scheduling_db_query_duration_seconds", "scheduling_redis_command_duration_seconds")
+    }
+    with CaptureQueriesContext(connection) as queries:
+        assert api_client.get("/v1/me", **headers).status_code == 200
+
+    assert count("scheduling_db_query_duration_seconds") - before["scheduling_db_query_duration_seconds"] == len(
+        queries
+    )
+    assert len(queries) > 0
+    # The rate limit's count, in Redis.
+    assert count("scheduling_redis_command_duration_seconds") > before["scheduling_redis_command_duration_seconds"]
+    assert metrics.current.get() is None
+
+
+def test_a_tally_flushed_reads_as_one_observe_per_value():
+    registry = CollectorRegistry()
+    folded = Histogram("folded_seconds", "", buckets=metrics.QUERY_BUCKETS, registry=registry)
+    observed = Histogram("observed_seconds", "", buckets=metrics.QUERY_BUCKETS, registry=registry)
+    tally = metrics.Tally(folded)
+    for seconds in (0.0, 0.0004, 0.0005, 0.00051, 0.0031, 0.01, 0.7, 2.0, 0.0005):
+        tally.add(seconds)
+        observed.observe(seconds)
+    tally.flush()
+    tally.flush()  # nothing more to add
+    tally.add(0.02)
+    observed.observe(0.02)
+    tally.flush()
+
+    def read(name):
+        return {
+            (sample.name.removeprefix(name), tuple(sorted(sample.labels.items()))): sample.value
+            for family in registry.collect()
+            if family.name == name
+            for sample in family.samples
+            if not sample.name.endswith("_created")
+        }
+
+    assert read("folded_seconds") == read("observed_seconds")
+    assert read("folded_seconds")[("_count", ())] == 10
 
 
 def test_the_outbox_depth_and_the_oldest_due_delivery_are_read_at_each_scrape(metrics_on):
