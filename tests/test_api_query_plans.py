@@ -241,8 +241,10 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
 
     # A booking of the busy organizer, and the slots it is chosen from: each statement reads a few
     # of their bookings, under the plan made for its values and under the generic plan that a
-    # prepared statement runs after its fifth execution (`generic_rows_read`), with which the
-    # busy-time statement read every booking of theirs that starts before the window.
+    # prepared statement may run from its sixth execution on (`generic_rows_read`). The busy-time
+    # statement compares the window with a booking's start and with its end: ordered by start, its
+    # index would read every booking of theirs that starts before the window; by end, the few that
+    # end after its start (the plan chosen today, with the values and without them).
     day = (timezone.now() + timedelta(days=5)).date()
     slots_url = f"/v1/slots?eventTypeId={event_type.pk}&startTime={day}&endTime={day + timedelta(days=7)}"
     offered = api_client.get(slots_url, **bearer(keys["busy"])).json()["slots"]

@@ -6,11 +6,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.contrib.postgres.fields import DateTimeRangeField, RangeBoundary
 from django.db import connections
-from django.db.models import BooleanField, F, Func, OuterRef, Q, Subquery
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
+from django.db.models import OuterRef, Q, Subquery
 
 from accounts.models import User
 from calendars.selectors import busy_rows_with_buffers
@@ -22,18 +19,6 @@ from scheduling.selectors.hosts import is_team_hosted
 from scheduling.slots import DateOverride, SlotRequest, WeeklyRule, free_slots, free_slots_on_days, group_by_day
 
 BLOCKING_STATUSES = (BookingStatus.ACCEPTED, BookingStatus.PENDING)
-# The statuses of the no-overlap constraint's predicate, as SQL constants (`_busy_query`).
-_BLOCKING_SQL = "(" + ", ".join(f"'{status}'" for status in BLOCKING_STATUSES) + ")"
-
-
-class _During(Func):
-    """`tstzrange(start, end, '[)')`: a booking's time as the no-overlap constraint's index holds it."""
-
-    function = "tstzrange"
-    output_field = DateTimeRangeField()
-
-    def __init__(self, start, end):
-        super().__init__(start, end, RangeBoundary())
 
 
 def event_type_host(event_type: EventType) -> User | None:
@@ -177,23 +162,7 @@ def _busy_query(*, excluding: bool) -> CompiledValues:
         start_time__lt=Parameter("end", moment),
         end_time__gt=Parameter("start", moment),
     )
-    # The host's own bookings are read from the no-overlap constraint's GiST index (organizer, time
-    # range; ACCEPTED and PENDING only), written as its expression and predicate with the statuses as
-    # constants, so that the plan PostgreSQL keeps for the prepared statement (its generic plan, which
-    # knows no values) can use it. With the two times compared apart, that plan read the host's
-    # bookings along (organizer, start) from their first: every booking of a busy organizer (10^6)
-    # that starts before the window, on every booking written (docs/benchmarks.md, "The busy organizer").
-    own = (
-        Booking.objects.alias(during=_During(F("start_time"), F("end_time")))
-        .filter(
-            RawSQL(f'"{Booking._meta.db_table}"."status" IN {_BLOCKING_SQL}', (), output_field=BooleanField()),
-            # The key as the index's type: psycopg sends a small integer as int2, for which the GiST
-            # operator class of a bigint column has no operator (the index then filtered by time only).
-            organizer_id=Cast(host_id, User._meta.pk),
-            during__overlap=_During(Parameter("start", moment), Parameter("end", moment)),
-        )
-        .order_by()
-    )
+    own = Booking.objects.filter(near, organizer_id=host_id).order_by()
     attended = Booking.objects.filter(near, team_hosts__user_id=host_id).order_by()
     if excluding:
         own = own.exclude(pk=Parameter("excluded", Booking._meta.pk))
