@@ -33,7 +33,8 @@ def outline(node: dict, depth: int = 0) -> str:
 
 
 def captured_reads(run) -> list[tuple[str, tuple]]:
-    """The statements `run()` executes that read (SELECT, or WITH … which may also delete)."""
+    """The statements `run()` executes that read (SELECT, a UNION of parenthesised SELECTs, or
+    WITH … which may also delete)."""
     captured = []
 
     def capture(execute, sql, params, many, context):
@@ -42,7 +43,7 @@ def captured_reads(run) -> list[tuple[str, tuple]]:
 
     with connection.execute_wrapper(capture):
         run()
-    return [(sql, params) for sql, params in captured if sql.lstrip().upper().startswith(("SELECT", "WITH"))]
+    return [(sql, params) for sql, params in captured if sql.lstrip().upper().startswith(("SELECT", "WITH", "("))]
 
 
 def queries_of(client, url: str, **headers) -> list[tuple[str, tuple]]:
@@ -74,6 +75,33 @@ def rows_read(sql: str, params, table: str) -> tuple[int, dict]:
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
         plan = cursor.fetchone()[0]
+    return _rows_of(plan, table)
+
+
+def generic_rows_read(sql: str, params, table: str) -> tuple[int, dict]:
+    """As `rows_read`, under the statement's generic plan: the one plan PostgreSQL keeps for a
+    prepared statement whatever its values, planned without them. psycopg prepares the app's
+    statements (config/settings.py, `DB_PREPARE_THRESHOLD`), and PostgreSQL runs that plan from a
+    prepared statement's sixth execution on when it costs it no dearer than the plans made for
+    each execution's values: an organizer is then any organizer, of a few dozen bookings."""
+    if not params:
+        return rows_read(sql, params, table)
+    with connection.cursor() as cursor:
+        cursor.cursor.execute(sql, params, prepare=True)  # psycopg's prepared statement, the app's types
+        numbered = sql % tuple(f"${number}" for number in range(1, len(params) + 1))
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE statement = %s", [numbered])
+        (name,) = cursor.fetchone()
+        values = connection.ops.compose_sql(", ".join(["%s"] * len(params)), params)
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}({values})")
+            plan = cursor.fetchone()[0]
+        finally:
+            cursor.execute("RESET plan_cache_mode")
+    return _rows_of(plan, table)
+
+
+def _rows_of(plan, table: str) -> tuple[int, dict]:
     root = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
 
     def read(node: dict) -> int:
