@@ -1,4 +1,4 @@
-"""Outside-in audit of the token endpoints (docs/oauth.md; RFC 6749 §3.2, §4.1.3, §2.3)."""
+"""The token endpoints, read from outside (docs/oauth.md; RFC 6749 §3.2, §4.1.3, §2.3)."""
 
 import pytest
 from oauth2_provider.models import AccessToken, Grant

@@ -11,7 +11,7 @@ from accounts.tests.factories import ApiKeyFactory, UserFactory
 from private_links.models import PrivateLink
 from scheduling.models import Booking
 from scheduling.tests.factories import EventTypeFactory
-from scheduling.tests.test_bookings_v1 import berlin, v1_body, written
+from scheduling.tests.test_booking_legacy_body_cancel_and_replacing_reschedule import berlin, v1_body, written
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Outside-in audit of GET /slots: UTC times are spelled with `Z` (docs/api.md, Conventions)."""
+"""GET /slots, read from outside: UTC times are spelled with `Z` (docs/api.md, Conventions)."""
 
 from datetime import timedelta
 

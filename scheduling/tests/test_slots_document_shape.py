@@ -1,4 +1,4 @@
-"""Outside-in audit: the OpenAPI document describes GET /slots as the object it answers."""
+"""The OpenAPI document describes GET /slots as the object it answers."""
 
 from datetime import timedelta
 
