@@ -22,21 +22,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def organizer():
-    return UserFactory(time_zone="Europe/Berlin")
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
-@pytest.fixture
-def event_type(organizer):
-    return EventTypeFactory(owner=organizer, length=30)
-
-
-@pytest.fixture
 def admin_key():
     return ApiKeyFactory(user=UserFactory(role=UserRole.ADMIN)).raw_key
 

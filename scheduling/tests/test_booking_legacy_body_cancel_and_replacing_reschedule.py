@@ -44,16 +44,6 @@ def organizer():
 
 
 @pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
-
-
-@pytest.fixture
-def event_type(organizer):
-    return EventTypeFactory(owner=organizer, length=30)
-
-
-@pytest.fixture
 def webhook(organizer):
     return WebhookFactory(
         user=organizer,
