@@ -193,7 +193,7 @@ bench-admin: venv-dev ## The back office's pages, empty vs production-sized data
 # 10^5 bookings with generate_series (and 10^7 with BENCH_SCALE_MAX=7: ~45 million rows to seed),
 # prints the table. A few minutes on 2 cores (10^7: about 35 minutes of seeding); needs PostgreSQL and
 # Redis. BENCH_SCALE_REUSE=1 measures the databases an earlier run seeded (seeding only missing sizes).
-# It then measures the busy organizer (10^6 own bookings; `<name>_big`, about 15 minutes of seeding)
+# It then measures the busy organizers (10^5 and 10^6 own bookings; `<name>_mid` and `<name>_big`, the latter about 15 minutes of seeding)
 # beside the lone one of the 10^3 database; BENCH_SCALE_BIG=0 leaves that out.
 BENCH_SCALE_MAX ?= 5
 BENCH_SCALE_REUSE ?=

@@ -1,8 +1,8 @@
 """`make bench-scale` (`python -m benchmarks.scale`): what the API's hot requests cost as the data
-grows, from 10^3 bookings to 10^5 (and 10^7 on demand: `BENCH_SCALE_MAX=7`); and the busy organizer,
-who owns 10^6 bookings (each with an attendee) of a database of two million, beside the lone
-organizer of the 10^3 database, call by call (`BENCH_SCALE_BIG=0` leaves it out: its database
-takes about a quarter of an hour to seed; `<name>_big`).
+grows, from 10^3 bookings to 10^5 (and 10^7 on demand: `BENCH_SCALE_MAX=7`); and the busy organizers,
+who own 10^5 bookings (each with an attendee) of a database of 200,000 (`<name>_mid`) and 10^6 of a
+database of two million (`<name>_big`), beside the lone organizer of the 10^3 database, call by
+call (`BENCH_SCALE_BIG=0` leaves them out: the big database takes about a quarter of an hour to seed).
 
 For each size one database `<name>_<exponent>` is (re)created and migrated, given the benchmark
 caller of `make bench` (`benchmarks.seed`: 2,000 bookings, 500 of them in a 31-day window, 20
@@ -88,6 +88,9 @@ PURGE_BATCHES = 20  # the purge is timed over this many batches (or fewer, at th
 # address is one of BIG_OWN / BIG_GUEST_BOOKINGS), in an installation of BIG_INSTALLATION more.
 BIG_INSTALLATION = 10**6
 BIG_OWN = 10**6
+# And the organizer of a tenth as many: BIG_OWN / 10 of their own in an installation of as many more
+# (`<name>_mid`).
+MID_OWN = MID_INSTALLATION = 10**5
 BIG_GUEST_BOOKINGS = 50
 BIG_DEEP_PAGE = 2000  # of 500 rows: a million rows in, where the busy organizer's list still goes on
 DATABASE_COST_BOOKINGS = 200  # POSTs over which the primary's CPU (10-ms ticks) and WAL are read
@@ -121,20 +124,20 @@ def prepare(name: str, bookings: int) -> dict:
     return caller
 
 
-def prepare_big(name: str) -> dict:
-    """(Re)create database `name` for the busy organizer: the installation at BIG_INSTALLATION
-    bookings around `benchmarks.seed`'s caller, who is then given BIG_OWN more bookings of their
+def prepare_big(name: str, installation: int = BIG_INSTALLATION, own: int = BIG_OWN) -> dict:
+    """(Re)create database `name` for the busy organizer: the installation at `installation`
+    bookings around `benchmarks.seed`'s caller, who is then given `own` more bookings of their
     own, each with an attendee (`give_bookings`)."""
-    caller = prepare(name, BIG_INSTALLATION)
+    caller = prepare(name, installation)
     started = time.monotonic()
-    give_bookings(organizer_id=caller["user_id"], bookings=BIG_OWN, guests=BIG_OWN // BIG_GUEST_BOOKINGS)
+    give_bookings(organizer_id=caller["user_id"], bookings=own, guests=own // BIG_GUEST_BOOKINGS)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
         # The seed's gigabytes of writes flushed now, not by a checkpoint during the timed calls:
         # a write's commit waits on the disk, and POST /bookings measured 13x in the minutes after
         # seeding (1.0x on the same databases once they had rested).
         cursor.execute("CHECKPOINT")
-    print(f"{name}: gave the caller {BIG_OWN:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    print(f"{name}: gave the caller {own:,} bookings in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return caller
 
 
@@ -312,26 +315,29 @@ def organizer_lines(caller: dict, runs: int) -> dict[str, tuple[float, str]]:
 
 
 def big_organizer_table(base: str, runs: int, reuse_databases: bool) -> None:
-    """The busy organizer (BIG_OWN bookings of their own) beside the lone one of the 10^3 database
-    (2,000 bookings of their own), line by line, with the ratio."""
-    small_name, big_name = f"{base}_3", f"{base}_big"
+    """The busy organizers (MID_OWN and BIG_OWN bookings of their own) beside the lone one of the
+    10^3 database (2,000 bookings of their own), line by line, with the ratios."""
+    small_name, mid_name, big_name = f"{base}_3", f"{base}_mid", f"{base}_big"
     small = (reuse(small_name) if reuse_databases else None) or prepare(small_name, 10**3)
     alone = organizer_lines(small, runs)
+    mid = (reuse(mid_name) if reuse_databases else None) or prepare_big(mid_name, MID_INSTALLATION, MID_OWN)
+    middle = organizer_lines(mid, runs)
     big = (reuse(big_name) if reuse_databases else None) or prepare_big(big_name)
     busy = organizer_lines(big, runs)
     print(
-        f"\nThe busy organizer ({BIG_OWN:,} bookings of their own, each with an attendee, among "
-        f"{BIG_INSTALLATION:,} more) beside the lone organizer of the 10^3 database (2,000 of their own).\n"
+        f"\nThe busy organizers ({MID_OWN:,} bookings of their own among {MID_INSTALLATION:,} more, and "
+        f"{BIG_OWN:,} among {BIG_INSTALLATION:,} more; each with an attendee) beside the lone organizer of "
+        "the 10^3 database (2,000 of their own).\n"
     )
-    print("| call | lone organizer (10^3) | busy organizer (10^6 own) | busy ÷ lone |")
-    print("|---|--:|--:|--:|")
+    print("| call | lone organizer (10^3) | 10^5 own | 10^6 own | 10^5 ÷ lone | 10^6 ÷ lone |")
+    print("|---|--:|--:|--:|--:|--:|")
     for line, (milliseconds, note) in alone.items():
-        busy_ms, busy_note = busy[line]
-        cells = [
-            f"{milliseconds:.1f}" + (f" ({note})" if note else ""),
-            f"{busy_ms:.1f}" + (f" ({busy_note})" if busy_note else ""),
-        ]
-        print(f"| {line} | {' | '.join(cells)} | {busy_ms / milliseconds:.1f} |", flush=True)
+        cells = [f"{milliseconds:.1f}" + (f" ({note})" if note else "")]
+        for other in (middle, busy):
+            other_ms, other_note = other[line]
+            cells.append(f"{other_ms:.1f}" + (f" ({other_note})" if other_note else ""))
+        ratios = [f"{other[line][0] / milliseconds:.1f}" for other in (middle, busy)]
+        print(f"| {line} | {' | '.join([*cells, *ratios])} |", flush=True)
 
 
 def main() -> None:
