@@ -12,7 +12,8 @@ is compiled against the query it stands in, when that query is compiled:
 Each branch repeats the query's own filters, order and end (offset plus page), so it stops after
 that many rows of its index, and the page is the first rows of the union: a row among the first
 N of the whole list is among the first N of its branch. A COUNT bounded by a LIMIT
-(core.pagination) bounds every branch alike; a query without an end reads each branch whole.
+(core.pagination) counts the branches' union itself (`count_up_to`), the first branch alone when
+it reaches the limit; a query without an end reads each branch whole.
 
 Two rules follow for everyone else. The statement depends on the query's slice, so it is
 compiled per request (core.fastpath.shapes keeps no statement of a query that holds one). And it
@@ -23,6 +24,7 @@ into its branches (elsewhere it is a ValueError when the query is compiled).
 from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
+from django.db import connections
 from django.db.models import BooleanField, F, Q, Value
 from django.db.models.expressions import Expression
 from django.db.models.lookups import Exact
@@ -160,6 +162,54 @@ class AnyBranch(Expression):
         ids = f"WITH {', '.join(ctes)} SELECT {pk} FROM ({union}) AS branches ORDER BY {by} LIMIT %s"
         rest = [param for part in params[1:] for param in part]
         return f"{column} = ANY(ARRAY({ids}))", (*cte_params, *rest, end)
+
+
+def count_up_to(queryset, limit: int) -> int | None:
+    """The rows `queryset` matches, counted up to `limit`, when an `AnyBranch` stands in its WHERE
+    (None when none does, or with the switch off: the ORM's COUNT then).
+
+    The branches' union is counted, not the rows it leads to: each branch repeats the query's other
+    conditions, so the union's distinct ids are the rows the query matches, and no row is read
+    again by primary key. The first branch is read first (gathered once, `MATERIALIZED`): when it
+    alone holds `limit` rows, so does the union, and no other branch is read. The bookings a busy
+    organizer organises answer their own COUNT from one index that way, where reading every branch
+    to the limit and then each row by key cost ten times as much."""
+    query = queryset.query
+    rule = next((_as_branch(child) for child in query.where.children if _is_branch(child)), None)
+    if rule is None or not fast_paths() or query.is_sliced or query.combinator or query.distinct:
+        return None
+    outer = query.chain()
+    outer.clear_ordering(force=True)
+    others = _other_conditions(outer.where)
+    pk = outer.get_meta().pk
+    database = connections[queryset.db]
+    parts, params = [], []
+    for branch in rule.unordered:
+        condition = branch.condition if isinstance(branch, (Branch, Each)) else branch
+        sql, branch_params = _branch_sql(outer, others, condition, None, None, [pk.name], None, database)
+        parts.append(sql)
+        params.append(branch_params)
+    if not parts:
+        return 0
+    # A branch joined to a many-valued relation may hold an id twice: its own count is of distinct ids.
+    counted = "COUNT(DISTINCT id)" if " JOIN " in parts[0] else "COUNT(*)"
+    first = f"WITH {FIRST} AS MATERIALIZED ({parts[0]} LIMIT %s)"
+    own = f"(SELECT {counted} FROM {FIRST} AS first (id))"
+    if len(parts) == 1:
+        sql, all_params = f"{first} SELECT LEAST({own}, %s)", [*params[0], limit, limit]
+    else:
+        union = " UNION ".join([f"(SELECT * FROM {FIRST})", *(f"({part} LIMIT %s)" for part in parts[1:])])
+        rest = [param for part in params[1:] for param in (*part, limit)]
+        every = f"(SELECT COUNT(*) FROM (SELECT 1 FROM ({union}) AS branches LIMIT %s) AS counted)"
+        sql = f"{first} SELECT CASE WHEN {own} >= %s THEN %s ELSE {every} END"
+        all_params = [*params[0], limit, limit, limit, *rest, limit]
+    with database.cursor() as cursor:
+        cursor.execute(sql, all_params)
+        return cursor.fetchone()[0]
+
+
+def _as_branch(condition) -> "AnyBranch":
+    return condition if isinstance(condition, AnyBranch) else condition.lhs
 
 
 # The names of the first branch's rows, of each first look (`Each`) and of the bound in the statement.

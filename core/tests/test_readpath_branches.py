@@ -4,11 +4,13 @@ in every order, with any offset and filter, and each row once when it is in seve
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import BigIntegerField, Q
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.fastpath.branches import AnyBranch, Branch, Each, one_of
+from core.fastpath.branches import AnyBranch, Branch, Each, count_up_to, one_of
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 
@@ -111,3 +113,46 @@ def test_it_must_be_anded_with_the_other_conditions(rows):
     queryset = Booking.objects.filter(Q(AnyBranch(rows[:2])) | Q(title="x"))
     with pytest.raises(ValueError, match="ANDed"):
         list(queryset[:2])
+
+
+@pytest.mark.parametrize("first", [0, 2])  # the organizer's branch first, or the attendees' (a join)
+@pytest.mark.parametrize("status", [None, BookingStatus.CANCELLED])
+def test_a_bounded_count_counts_each_row_once_and_stops_at_its_limit(rows, indexed, first, status):
+    """`count_up_to` (a list's `total`) counts the branches' union: a row in two branches once,
+    and never more than the limit, whichever branch comes first (one joined to a many-valued
+    relation counts distinct ids)."""
+    unordered = [rows[first], *(branch for index, branch in enumerate(rows) if index != first)]
+    branched = Booking.objects.filter(AnyBranch(indexed, unordered=unordered))
+    if status is not None:
+        branched = branched.filter(status=status)
+    _, expected = or_and_branches(rows, AnyBranch(indexed), ("id",), status)
+    for limit in range(1, len(expected) + 3):
+        assert count_up_to(branched.order_by("-start_time"), limit) == min(limit, len(expected)), limit
+
+
+def test_a_first_branch_that_reaches_the_limit_is_the_whole_count(rows):
+    """When the first branch alone holds the limit, the other branches are not read: the statement
+    answers from the first one's rows (EXPLAIN ANALYZE: the union's subplan never runs)."""
+    caller = Booking.objects.filter(rows[0]).first().organizer
+    organised = Booking.objects.filter(organizer=caller).count()
+    branched = Booking.objects.filter(AnyBranch(rows))
+    with CaptureQueriesContext(connection) as captured:
+        assert count_up_to(branched, organised) == organised
+    (statement,) = captured.captured_queries
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement['sql']}")
+        plan = cursor.fetchone()[0][0]["Plan"]
+    runs = {
+        node["Subplan Name"]: node["Actual Loops"]
+        for node in plan["Plans"]
+        if node.get("Subplan Name", "").startswith("InitPlan")
+    }
+    assert sorted(runs.values()) == [0, 1], runs  # the first branch's count ran, the union's did not
+    # One more than the first branch holds: the union is counted.
+    assert count_up_to(branched, organised + 1) == organised + 1
+
+
+def test_without_branches_or_with_the_switch_off_the_orm_counts(rows, settings):
+    assert count_up_to(Booking.objects.filter(rows[0]), 5) is None
+    settings.FAST_PATHS = False
+    assert count_up_to(Booking.objects.filter(AnyBranch(rows)), 5) is None
