@@ -249,6 +249,22 @@ def test_a_busy_organizers_pages_read_only_their_rows(api_client, settings):
     read, plan = rows_read(*count, "scheduling_booking")
     assert read == COUNT_BOUND + 1, outline(plan)
 
+    # The event types a caller runs or sees (their bookings' branch; their event type list) are read
+    # along the owner's and the team's indexes: their own rows, not every event type of the
+    # installation (an OR of owner and team read them all).
+    for caller in ("busy", "runner", "small"):
+        reads.append((f"{caller} /v1/event-types", queries_of(api_client, "/v1/event-types", **bearer(keys[caller]))))
+    event_type_reads = []
+    for label, statements in reads:
+        for sql, params in statements:
+            if "scheduling_eventtype" in sql:
+                read, plan = rows_read(sql, params, "scheduling_eventtype")
+                event_type_reads.append(read)
+                if read > 2 * MANY_EVENT_TYPES + 10:
+                    too_many.append(f"{label}: {read:,} event types read\n{sql}\n{outline(plan)}")
+    assert len(event_type_reads) >= 20
+    assert not too_many, "\n\n".join(too_many)
+
     # A booking of the busy organizer, and the slots it is chosen from: each statement reads a few
     # of their bookings, under the plan made for its values and under the generic plan that a
     # prepared statement may run from its sixth execution on (`generic_rows_read`). The busy-time

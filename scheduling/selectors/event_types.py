@@ -10,11 +10,26 @@ from core.fastpath.compiled_queries import CompiledQuery, Parameter
 from scheduling.models import EventType
 
 
-def _visible_filter(user: User | Parameter) -> Q:
-    """Who sees an event type. `user` is a user, or the `Parameter` standing for one in a compiled
-    query (`_bookable_lookup`): the same rule either way."""
+def _visible_branches(user: User | Parameter) -> list[Q]:
+    """Who sees an event type: its owner, and the accepted members of its team. `user` is a user,
+    or the `Parameter` standing for one in a compiled query (`_bookable_lookup`)."""
     member_of = Membership.objects.filter(user=user, accepted=True).values("team_id")
-    return Q(owner=user) | Q(team_id__in=member_of)
+    return [Q(owner=user), Q(team_id__in=member_of)]
+
+
+def _visible_filter(user: User | Parameter) -> Q:
+    """`_visible_branches` as one condition, for a lookup of one event type: the same rule for
+    a user and for the `Parameter` of a compiled query."""
+    owner, team = _visible_branches(user)
+    return owner | team
+
+
+def _visible_to(user: User) -> Q:
+    """`_visible_branches` for a list: the ids of each branch, read along its own index (owner,
+    team) and united. As one OR, PostgreSQL walked every event type of the installation for a page
+    (a filter no one index answers: 50,000 rows, 16 ms, for a caller of 20)."""
+    owner, team = (EventType.objects.filter(branch).values("pk") for branch in _visible_branches(user))
+    return Q(pk__in=owner.union(team))
 
 
 def event_type_list(*, user: User, user_ids: list[int] | None = None, slug: str | None = None) -> QuerySet[EventType]:
@@ -28,10 +43,10 @@ def event_type_list(*, user: User, user_ids: list[int] | None = None, slug: str 
         queryset = queryset.filter(slug=slug)
     if user_ids is not None:
         queryset = queryset.filter(owner_id__in=user_ids)
-        return queryset if user.is_system_admin else queryset.filter(_visible_filter(user))
+        return queryset if user.is_system_admin else queryset.filter(_visible_to(user))
     if user.is_system_admin:
         return queryset
-    return queryset.filter(_visible_filter(user))
+    return queryset.filter(_visible_to(user))
 
 
 def event_types_of_username(*, user: User, username: str, slug: str | None = None) -> QuerySet[EventType]:
