@@ -8,7 +8,9 @@ header carries `rel="next"` / `rel="prev"`.
 
 `total` follows one rule on every list (`counted`): it is exact up to COUNT_EXACT_MAX matched
 rows (API_LIMITS, 10,000), and above that PostgreSQL's estimate with `totalIsExact: false`, so a
-caller with a million rows pays for reading at most that many. `hasNextPage`, `nextCursor` and the
+caller with a million rows pays for reading at most that many. Under a visibility rule of several
+branches (the bookings one organises, attends, …) the estimate is of the first branch when it
+alone holds more than the bound (core.fastpath.branches.count_up_to). `hasNextPage`, `nextCursor` and the
 `Link` header come from the page itself (one row more than asked) and never need the total.
 
 `?after=<nextCursor>` (core.keyset) is the other way to the next page: the rows after the last one
@@ -79,11 +81,13 @@ def counted(queryset, *, seen: int = 0) -> tuple[int, bool]:
     pages up to and including this one): the estimate is never less."""
     bound = limit("COUNT_EXACT_MAX")
     # A visibility rule of branches counts its branches' ids (core.fastpath.branches.count_up_to).
-    total = count_up_to(queryset, bound + 1)
-    if total is None:
-        total = queryset.order_by()[: bound + 1].count()
+    branches = count_up_to(queryset, bound + 1)
+    total = branches.rows if branches is not None else queryset.order_by()[: bound + 1].count()
     if total <= bound:
         return max(total, seen), True
+    if branches is not None and branches.estimate is not None:
+        # Its first branch alone holds more than the bound: that branch's estimate.
+        return max(branches.estimate(), bound + 1, seen), False
     # The estimate of the matched rows alone: the page's joins and columns change nothing in it.
     plan = json.loads(queryset.order_by().values("pk").explain(format="json"))
     estimate = int(plan[0]["Plan"]["Plan Rows"])

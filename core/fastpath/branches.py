@@ -21,6 +21,8 @@ must stand at the top of the query's WHERE, ANDed with the rest: it copies every
 into its branches (elsewhere it is a ValueError when the query is compiled).
 """
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
@@ -164,7 +166,16 @@ class AnyBranch(Expression):
         return f"{column} = ANY(ARRAY({ids}))", (*cte_params, *rest, end)
 
 
-def count_up_to(queryset, limit: int) -> int | None:
+@dataclass(frozen=True)
+class BranchCount:
+    """What `count_up_to` found: the rows counted (up to its limit), and when the first branch alone
+    reached the limit, how to ask PostgreSQL's estimate of that branch's rows (else None)."""
+
+    rows: int
+    estimate: Callable[[], int] | None = None
+
+
+def count_up_to(queryset, limit: int) -> BranchCount | None:
     """The rows `queryset` matches, counted up to `limit`, when an `AnyBranch` stands in its WHERE
     (None when none does, or with the switch off: the ORM's COUNT then).
 
@@ -173,7 +184,9 @@ def count_up_to(queryset, limit: int) -> int | None:
     again by primary key. The first branch is read first (gathered once, `MATERIALIZED`): when it
     alone holds `limit` rows, so does the union, and no other branch is read. The bookings a busy
     organizer organises answer their own COUNT from one index that way, where reading every branch
-    to the limit and then each row by key cost ten times as much."""
+    to the limit and then each row by key cost ten times as much. Its estimate is then that branch's
+    (an EXPLAIN of its statement, written already): at least the rows it holds, where the whole
+    query's EXPLAIN cost as much again as the COUNT to build and plan."""
     query = queryset.query
     rule = next((_as_branch(child) for child in query.where.children if _is_branch(child)), None)
     if rule is None or not fast_paths() or query.is_sliced or query.combinator or query.distinct:
@@ -190,22 +203,37 @@ def count_up_to(queryset, limit: int) -> int | None:
         parts.append(sql)
         params.append(branch_params)
     if not parts:
-        return 0
+        return BranchCount(0)
     # A branch joined to a many-valued relation may hold an id twice: its own count is of distinct ids.
     counted = "COUNT(DISTINCT id)" if " JOIN " in parts[0] else "COUNT(*)"
-    first = f"WITH {FIRST} AS MATERIALIZED ({parts[0]} LIMIT %s)"
-    own = f"(SELECT {counted} FROM {FIRST} AS first (id))"
+    first = (
+        f"WITH {FIRST} AS MATERIALIZED ({parts[0]} LIMIT %s), "
+        f"{OWN} AS (SELECT {counted} AS rows FROM {FIRST} AS first (id))"
+    )
     if len(parts) == 1:
-        sql, all_params = f"{first} SELECT LEAST({own}, %s)", [*params[0], limit, limit]
+        sql, all_params = f"{first} SELECT rows, rows >= %s FROM {OWN}", [*params[0], limit, limit]
     else:
         union = " UNION ".join([f"(SELECT * FROM {FIRST})", *(f"({part} LIMIT %s)" for part in parts[1:])])
         rest = [param for part in params[1:] for param in (*part, limit)]
+        # Run only when the first branch holds fewer (an InitPlan is run when first asked for).
         every = f"(SELECT COUNT(*) FROM (SELECT 1 FROM ({union}) AS branches LIMIT %s) AS counted)"
-        sql = f"{first} SELECT CASE WHEN {own} >= %s THEN %s ELSE {every} END"
-        all_params = [*params[0], limit, limit, limit, *rest, limit]
+        sql = f"{first} SELECT CASE WHEN rows >= %s THEN rows ELSE {every} END, rows >= %s FROM {OWN}"
+        all_params = [*params[0], limit, limit, *rest, limit, limit]
     with database.cursor() as cursor:
         cursor.execute(sql, all_params)
-        return cursor.fetchone()[0]
+        rows, reached = cursor.fetchone()
+    if not reached:
+        return BranchCount(rows)
+    return BranchCount(rows, lambda: _estimate(database, parts[0], params[0]))
+
+
+def _estimate(database, sql: str, params) -> int:
+    """PostgreSQL's estimate of the rows of a statement (EXPLAIN: planned, not run)."""
+    with database.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 def _as_branch(condition) -> "AnyBranch":
@@ -214,6 +242,8 @@ def _as_branch(condition) -> "AnyBranch":
 
 # The names of the first branch's rows, of each first look (`Each`) and of the bound in the statement.
 FIRST, SAMPLE, BOUND = "branch_first", "branch_sample_", "branch_bound"
+# The count of the first branch's rows in a bounded COUNT (`count_up_to`).
+OWN = "branch_first_rows"
 # The name of the values an `Each` branch runs over, and of its rows.
 VALUES, ROWS = "branch_values", "branch_rows"
 

@@ -108,8 +108,8 @@ def _event_types_run_by(user: User) -> list[int]:
     """The ids of the event types whose bookings `user` sees as their owner or their team's
     ADMIN or OWNER: each kind read along its own index and united (an OR of the two walked every
     event type of the installation: 12 ms among 50,000, on every request that reads a booking)."""
-    owned = EventType.objects.filter(owner_id=user.pk).values_list("pk", flat=True)
-    of_teams = EventType.objects.filter(team_id__in=_teams_run_by(user)).values_list("pk", flat=True)
+    owned = EventType.objects.filter(owner_id=user.pk).order_by().values_list("pk", flat=True)
+    of_teams = EventType.objects.filter(team_id__in=_teams_run_by(user)).order_by().values_list("pk", flat=True)
     return sorted(owned.union(of_teams))
 
 

@@ -28,7 +28,7 @@ def _visible_to(user: User) -> Q:
     """`_visible_branches` for a list: the ids of each branch, read along its own index (owner,
     team) and united. As one OR, PostgreSQL walked every event type of the installation for a page
     (a filter no one index answers: 50,000 rows, 16 ms, for a caller of 20)."""
-    owner, team = (EventType.objects.filter(branch).values("pk") for branch in _visible_branches(user))
+    owner, team = (EventType.objects.filter(branch).order_by().values("pk") for branch in _visible_branches(user))
     return Q(pk__in=owner.union(team))
 
 
