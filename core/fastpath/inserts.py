@@ -1,0 +1,127 @@
+"""Many rows of one model written by one statement whose text does not depend on how many rows there
+are, for a hot write whose `bulk_create` costs more CPU to build than PostgreSQL takes to run it
+(the outbox's rows of a booking's e-mails).
+
+`bulk_create` builds its INSERT on every call: a model instance per row, each field's `pre_save`
+and `get_db_prep_save` per value, then the statement compiled (the outbox's three rows: most of
+what the booking's mail cost in the request). `CompiledInsert` writes the text once per process,
+
+    INSERT INTO "table" ("a", "b", …) SELECT * FROM unnest(%s::bigint[], %s::varchar[], …) RETURNING "id"
+
+with one array parameter per column (the form Django 5.2's `bulk_create` takes on PostgreSQL for
+two rows or more), so that one prepared statement (settings.py: server-side binding,
+`DB_PREPARE_THRESHOLD`) serves one row or fifty, and each call only puts its values in columns.
+`unnest` of several arrays gives their elements side by side, row by row, and an INSERT from a
+plain function scan writes and returns its rows in that order: the keys come back in row order,
+as `bulk_create` sets them on its objects (and as it relies on too).
+
+The rules it puts on its callers: values are given as the database takes them, which is what the
+ORM's `get_db_prep_save` gives for them (text, numbers, aware date-times, None), except a JSON
+column's, which are Python objects, serialized here (with orjson, `json_text`); a model with a
+database default (`db_default`) or a generated column is refused.
+
+With the switch off (`FAST_PATHS`) the same call builds the model's instances and `bulk_create`s them.
+"""
+
+import json
+
+import orjson
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import DateField, DateTimeField, JSONField
+from django.db.models.fields import NOT_PROVIDED, AutoFieldMixin
+from django.utils import timezone
+
+from core.fastpath.switch import fast_paths
+
+# orjson hands these to `default` (none given, so they fail), where the standard library's
+# encoder would write something else or fail: date-times (orjson writes them, `json.dumps` fails),
+# str and int subclasses (an enum member), dataclasses.
+_PASSED_THROUGH = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def json_text(value) -> str | None:
+    """A JSON column's value as the text PostgreSQL reads into `jsonb`: the same document as
+    `JSONField` sends (`json.dumps`), written by orjson (compiled; a context of a dozen keys in a
+    fifth of the time). What orjson refuses or would write otherwise (a key that is no string,
+    an integer past 64 bits, a date-time, a subclass of str, text that is no valid UTF-8) goes to
+    `json.dumps`, which writes it or raises as the ORM would. None is SQL NULL, as `JSONField`
+    stores a Python None."""
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value, option=_PASSED_THROUGH).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+
+
+class CompiledInsert:
+    """`INSERT … SELECT * FROM unnest(…) RETURNING pk` of a model's rows; built once per process
+    (in a `functools.cache`d function, as `CompiledQuery`)."""
+
+    def __init__(self, model):
+        connection = connections[DEFAULT_DB_ALIAS]
+        quote = connection.ops.quote_name
+        meta = model._meta
+        self.model = model
+        self.fields = []
+        for field in meta.concrete_fields:
+            if field.generated or field.db_default is not NOT_PROVIDED:
+                raise ValueError(f"CompiledInsert does not write {field}: a generated column or a database default.")
+            if isinstance(field, AutoFieldMixin):
+                continue
+            automatic = isinstance(field, DateField) and (field.auto_now or field.auto_now_add)
+            if automatic and not isinstance(field, DateTimeField):
+                raise ValueError(f"CompiledInsert writes now into date-times only, not into {field}.")
+            if isinstance(field, JSONField) and field.encoder is not None:
+                raise ValueError(f"CompiledInsert writes JSON as json.dumps does, not with {field}'s encoder.")
+            self.fields.append(field)
+        # (attname, the field's default: what the ORM writes for a value not given)
+        self._columns = [(field.attname, field.get_default) for field in self.fields]
+        self._json = {field.attname for field in self.fields if isinstance(field, JSONField)}
+        self._now = {
+            field.attname
+            for field in self.fields
+            if isinstance(field, DateTimeField) and (field.auto_now or field.auto_now_add)
+        }
+        columns = ", ".join(quote(field.column) for field in self.fields)
+        # Arrays of the column types without their lengths (varchar[], not varchar(20)[]): a cast to
+        # varchar(20) would cut a longer text where the INSERT must refuse it, as the ORM's does.
+        arrays = ", ".join(f"%s::{field.db_type(connection).split('(')[0]}[]" for field in self.fields)
+        self.sql = (
+            f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT * FROM unnest({arrays}) "
+            f"RETURNING {quote(meta.db_table)}.{quote(meta.pk.column)}"
+        )
+
+    def insert(self, count: int, *, each: dict[str, list], every: dict) -> list:
+        """Write `count` rows and return their keys, in row order. `each`: a list of one value per
+        row by field `attname`; `every`: a value for every row. A field given neither way gets its
+        default, as the ORM gives it; an `auto_now`/`auto_now_add` date-time is now (the same for
+        every row of the call) whatever is given, as the ORM's `pre_save` makes it. One statement."""
+        if not count:
+            return []
+        if not fast_paths():
+            return self.plain(count, each=each, every=every)
+        now = timezone.now() if self._now else None
+        params = []
+        for attname, default in self._columns:
+            if attname in self._now:
+                params.append([now] * count)
+            elif attname in each:
+                values = each[attname]
+                if len(values) != count:
+                    raise ValueError(f"{attname}: {len(values)} values for {count} rows.")
+                params.append([json_text(value) for value in values] if attname in self._json else values)
+            else:
+                value = every[attname] if attname in every else default()
+                params.append([json_text(value) if attname in self._json else value] * count)
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(self.sql, params)
+            return [row[0] for row in cursor.fetchall()]
+
+    def plain(self, count: int, *, each: dict[str, list], every: dict) -> list:
+        """What the ORM writes for the same call (the switch off): the instances, `bulk_create`d."""
+        objects = [
+            self.model(**every, **{attname: values[index] for attname, values in each.items()})
+            for index in range(count)
+        ]
+        return [instance.pk for instance in self.model.objects.bulk_create(objects)]
