@@ -468,7 +468,7 @@ def _unique(recipients: list[Recipient]) -> list[Recipient]:
 def _outbox_insert() -> CompiledInsert:
     """The outbox's INSERT of a change's messages (`core.fastpath.inserts`): built once, one
     statement for any number of recipients."""
-    return CompiledInsert(EmailMessage)
+    return CompiledInsert(EmailMessage, each=["role", "recipient", "locale", "time_zone", "context", "message_id"])
 
 
 def enqueue_send(message_ids: list[int]) -> None:

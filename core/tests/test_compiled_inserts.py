@@ -17,6 +17,7 @@ from scheduling.tests.factories import BookingFactory
 
 pytestmark = pytest.mark.django_db
 
+EACH = ["role", "recipient", "locale", "time_zone", "context", "message_id"]
 NOW = datetime(2026, 3, 29, 0, 59, 59, 123456, tzinfo=UTC)
 
 
@@ -84,7 +85,7 @@ def bulk_created(count: int, each: dict, every: dict) -> list[int]:
 def test_the_compiled_insert_writes_what_bulk_create_writes(settings, frozen_now, bulk_creates, count, with_booking):
     settings.FAST_PATHS = True
     booking = BookingFactory() if with_booking else None
-    compiled = CompiledInsert(EmailMessage)
+    compiled = CompiledInsert(EmailMessage, each=EACH)
 
     each, every = rows(count, booking, "compiled")
     with CaptureQueriesContext(connection) as captured:
@@ -108,7 +109,7 @@ def test_the_compiled_insert_writes_what_bulk_create_writes(settings, frozen_now
 
 def test_with_the_switch_off_it_is_the_orms_bulk_create(settings, frozen_now, bulk_creates):
     settings.FAST_PATHS = False
-    compiled = CompiledInsert(EmailMessage)
+    compiled = CompiledInsert(EmailMessage, each=EACH)
     each, every = rows(3, None, "off")
 
     with CaptureQueriesContext(connection) as captured:
@@ -129,11 +130,15 @@ def test_json_text_is_the_document_json_dumps_writes():
         json_text({"when": NOW})  # as JSONField refuses it
 
 
-def test_a_value_too_long_for_its_column_is_refused_as_the_orm_refuses_it(settings):
+@pytest.mark.parametrize("column", ["role", "kind"])  # one value per row; one for every row
+def test_a_value_too_long_for_its_column_is_refused_as_the_orm_refuses_it(settings, column):
     settings.FAST_PATHS = True
     each, every = rows(1, None, "long")
-    each["role"] = ["x" * 11]  # varchar(10)
+    if column in each:
+        each[column] = ["x" * 11]  # varchar(10)
+    else:
+        every[column] = "x" * 21  # varchar(20)
     with pytest.raises(DataError), transaction.atomic():
-        CompiledInsert(EmailMessage).insert(1, each=each, every=every)
+        CompiledInsert(EmailMessage, each=EACH).insert(1, each=each, every=every)
     with pytest.raises(DataError), transaction.atomic():
         bulk_created(1, each, every)
