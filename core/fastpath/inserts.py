@@ -29,7 +29,7 @@ import json
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import DateField, DateTimeField, JSONField
+from django.db.models import CharField, DateField, DateTimeField, JSONField, TextField
 from django.db.models.fields import NOT_PROVIDED, AutoFieldMixin
 from django.utils import timezone
 
@@ -54,6 +54,22 @@ def json_text(value) -> str | None:
         return orjson.dumps(value, option=_PASSED_THROUGH).decode()
     except orjson.JSONEncodeError:
         return json.dumps(value)
+
+
+def text_array(values: list) -> str:
+    """PostgreSQL's text form of an array of texts (`{"a","b \\"c\\"",NULL}`), for a parameter
+    cast to `varchar[]`, `text[]` or `jsonb[]`: every element quoted, a double quote or backslash in
+    it escaped, None an unquoted NULL. psycopg dumps a list element by element, after working out
+    their common type, in Python: the outbox's six columns of two rows took twice the CPU as lists
+    (micro-benchmark: 224-258 against 80-122 µs for the whole INSERT)."""
+    return (
+        "{"
+        + ",".join(
+            "NULL" if value is None else '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            for value in values
+        )
+        + "}"
+    )
 
 
 class CompiledInsert:
@@ -86,6 +102,7 @@ class CompiledInsert:
         self.each = [field for field in fields if field.attname in each]
         self.every = [field for field in fields if field.attname not in each]
         self._json = {field.attname for field in fields if isinstance(field, JSONField)}
+        self._text = {field.attname for field in fields if isinstance(field, (CharField, TextField))}
         self._now = {field.attname for field in fields if _automatic(field)}
         # (attname, the field's default: what the ORM writes for a value not given)
         self._shared = [(field.attname, field.get_default) for field in self.every]
@@ -124,7 +141,12 @@ class CompiledInsert:
             values = each[field.attname]
             if len(values) != count:
                 raise ValueError(f"{field.attname}: {len(values)} values for {count} rows.")
-            params.append([json_text(value) for value in values] if field.attname in self._json else values)
+            if field.attname in self._json:
+                params.append(text_array([json_text(value) for value in values]))
+            elif field.attname in self._text:
+                params.append(text_array(values))
+            else:
+                params.append(values)
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             cursor.execute(self.sql, params)
             return [row[0] for row in cursor.fetchall()]

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from core.fastpath.inserts import CompiledInsert, json_text
+from core.fastpath.inserts import CompiledInsert, json_text, text_array
 from notifications.models import EmailMessage, Kind
 from scheduling.tests.factories import BookingFactory
 
@@ -56,10 +56,18 @@ def rows(count: int, booking, tag: str) -> tuple[dict, dict]:
     each = {
         "role": ["attendee", "guest", "organizer"][:count],
         "recipient": [f"person{index}@example.org" for index in range(count)],
-        "locale": ["de", "pt-BR", "en"][:count],
-        "time_zone": ["Europe/Berlin", "America/Sao_Paulo", "UTC"][:count],
+        # What an array's text form must escape or quote: quotes, backslashes, braces, commas,
+        # blanks, the word NULL, nothing at all.
+        "locale": ["de", 'p"t\\BR', "NULL"][:count],
+        "time_zone": ["Europe/Berlin", "{a, b}", " "][:count],
         "context": [
-            {"title": "Café über Straße 🗓", "recipientName": name, "attendees": [{"name": "José"}], "n": 10**15}
+            {
+                "title": "Café über Straße 🗓",
+                "recipientName": name,
+                "attendees": [{"name": "José"}],
+                "n": 10**15,
+                "said": 'a "quote", a \\ and {braces}',
+            }
             for name in ["Zoë", "Renée", None][:count]
         ],
         "message_id": [f"<{tag}-{index}@example.org>" for index in range(count)],
@@ -105,6 +113,7 @@ def test_the_compiled_insert_writes_what_bulk_create_writes(settings, frozen_now
         assert mine["last_error"] == "" and mine["sent_at"] is None
         assert mine["booking_id"] == (booking.pk if booking else None)
     assert json.loads(ours[0]["context_text"])["title"] == "Café über Straße 🗓"
+    assert [row["locale"] for row in ours] == each["locale"] and [row["time_zone"] for row in ours] == each["time_zone"]
 
 
 def test_with_the_switch_off_it_is_the_orms_bulk_create(settings, frozen_now, bulk_creates):
@@ -118,6 +127,13 @@ def test_with_the_switch_off_it_is_the_orms_bulk_create(settings, frozen_now, bu
     assert bulk_creates == [[EmailMessage] * 3] and len(captured.captured_queries) == 1
     assert [row["recipient"] for row in written(ids)] == each["recipient"]
     assert compiled.insert(0, each={}, every={}) == []
+
+
+def test_text_array_is_read_back_as_the_same_texts():
+    values = ['a "b" c', "back\\slash", "{x,y}", "NULL", "", " ", "ü🗓", None]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::text[]", [text_array(values)])
+        assert cursor.fetchone()[0] == values
 
 
 def test_json_text_is_the_document_json_dumps_writes():
