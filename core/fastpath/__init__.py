@@ -73,6 +73,9 @@ What to change:
   view sets `answers_as_written = True`, and a test compares the answer with `GET /{id}`'s.
 - **a new hot lookup**: a `functools.cache`d function building a `CompiledQuery` of the ORM
   queryset with a `Parameter` per value.
+- **a new hot write of many rows**: a `functools.cache`d function building a `CompiledInsert` of
+  the model, naming the columns whose values differ by row; the call passes values as the
+  database takes them (JSON as Python objects).
 """
 
 from core.fastpath.rows import plain_prefetches, read_row_by_key, read_rows, reads, row_iterable
