@@ -66,22 +66,52 @@ def release_kick() -> None:
         logger.warning("Could not release the mail kick; it expires by itself")
 
 
+# KEYS: the counters, then the kick. ARGV: the count to add, the counters' lifetime (seconds), the
+# kick's window (ms; 0: no kick). Returns the counters' new totals, then (with a window) 1 if this
+# call claimed the kick, 0 if it was taken.
+BOUND_LUA = """
+local counters = #KEYS - 1
+local count, lifetime, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local answer = {}
+for index = 1, counters do
+  answer[index] = redis.call('INCRBY', KEYS[index], count)
+  redis.call('EXPIRE', KEYS[index], lifetime)
+end
+if window > 0 then
+  answer[counters + 1] = redis.call('SET', KEYS[#KEYS], 1, 'NX', 'PX', window) and 1 or 0
+end
+return answer
+"""
+COUNTER_LIFETIME_SECONDS = 3700  # an hour's counter outlives its hour a little
+
+_SCRIPTS: dict = {}
+
+
+def _script(store: RedisCache):
+    """The bound's script, registered once per connection pool and kept for the process (as the
+    rate limit's, core.ratelimit): Django's cache builds a new client around its pool on every
+    call, and a pipeline is an object of its own to build: one `EVALSHA` on a kept client took a
+    quarter of the CPU of that pipeline on a new client (39 against 157 µs a call, measured in
+    one process). redis-py loads the script on its first `NOSCRIPT`."""
+    pool = store._cache._get_connection_pool(write=True)
+    script = _SCRIPTS.get(pool)
+    if script is None:
+        client = store._cache._client(connection_pool=pool)
+        script = _SCRIPTS[pool] = client.register_script(BOUND_LUA)
+    return script
+
+
 def _count(store, keys: list[str], count: int, window: int) -> tuple[list[int], bool | None]:
     """Add `count` to each counter (kept an hour past its window) and, with a `window` (ms), claim
-    the kick: the new totals, and whether the kick was claimed (None without a window)."""
+    the kick: the new totals, and whether the kick was claimed (None without a window). In Redis,
+    one script (`BOUND_LUA`): one round trip."""
     if isinstance(store, RedisCache):
         names = [store.make_and_validate_key(key) for key in keys]
-        kick_name = store.make_and_validate_key(KICK_KEY)
-        pipeline = store._cache.get_client((names or [kick_name])[0], write=True).pipeline(transaction=False)
-        for name in names:
-            pipeline.incrby(name, count)
-            pipeline.expire(name, 3700)
-        if window:
-            pipeline.set(kick_name, 1, nx=True, px=window)
-        results = pipeline.execute()
-        return results[: 2 * len(names) : 2], (bool(results[-1]) if window else None)
+        names.append(store.make_and_validate_key(KICK_KEY))
+        answer = _script(store)(keys=names, args=[count, COUNTER_LIFETIME_SECONDS, window])
+        return answer[: len(keys)], (bool(answer[-1]) if window else None)
     totals = []
     for key in keys:
-        store.add(key, 0, timeout=3700)
+        store.add(key, 0, timeout=COUNTER_LIFETIME_SECONDS)
         totals.append(store.incr(key, count))
     return totals, (store.add(KICK_KEY, 1, timeout=window / 1000) if window else None)

@@ -53,14 +53,16 @@ class EmailMessage(models.Model):
     booking = models.ForeignKey(
         "scheduling.Booking", null=True, blank=True, on_delete=models.SET_NULL, related_name="email_messages"
     )
-    organizer_id = models.BigIntegerField(db_index=True)  # a user id: bigint, as the users table's
+    # A user id: bigint, as the users table's. Not indexed: nothing reads messages by organizer (the
+    # bound counts in Redis), and every message would pay for the index.
+    organizer_id = models.BigIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     role = models.CharField(max_length=10, choices=Role.choices)
     recipient = models.EmailField(max_length=254)
     locale = models.CharField(max_length=35, default="en")
     time_zone = models.CharField(max_length=64, default="UTC")
     context = models.JSONField(default=dict)
-    message_id = models.CharField(max_length=255, unique=True)
+    message_id = models.CharField(max_length=255)
     status = models.CharField(max_length=10, choices=EmailStatus.choices, default=EmailStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
@@ -70,6 +72,11 @@ class EmailMessage(models.Model):
 
     class Meta:
         ordering = ["id"]
+        constraints = [
+            # A constraint, not `unique=True`: that would add a `varchar_pattern_ops` copy of the
+            # index for LIKE lookups, which nothing makes, and every message would pay for it.
+            models.UniqueConstraint(fields=["message_id"], name="email_message_id_unique"),
+        ]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="email_pending_due"),
             # The retention purge: finished messages, oldest first.

@@ -12,6 +12,7 @@ the worker for when the window closes, which sends every message not yet tried, 
 too. With the cache away, each change enqueues its own messages as before.
 """
 
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.datetimes import iso_utc
+from core.fastpath.inserts import CompiledInsert
 from core.ical import ical_uid, series_ical_uid
 from notifications import switches
 from notifications.conf import mail_domain, notification_setting
@@ -388,9 +390,9 @@ def _context(booking, attendees, invitation: Invitation, method: str, previous=N
     }
 
 
-def message_id_for(change_key: str, recipient: str) -> str:
+def message_id_for(change_key: str, recipient: str, domain: str | None = None) -> str:
     digest = hashlib.sha256(f"{change_key}\n{recipient.lower()}".encode()).hexdigest()[:40]
-    return f"<{digest}@{mail_domain()}>"
+    return f"<{digest}@{domain or mail_domain()}>"
 
 
 # --- Queueing -------------------------------------------------------------------------------------
@@ -415,33 +417,36 @@ def _queue(
     kick = None
     if bounded:
         kick = check_bound(booking.organizer_id, sum(1 for r in recipients if r.role != Role.ORGANIZER), kick=True)
-    now = timezone.now()
-    first_due = now + timedelta(seconds=notification_setting("FIRST_ATTEMPT_GRACE_SECONDS"))
-    rows = [
-        EmailMessage(
-            booking_id=booking.pk,
-            organizer_id=booking.organizer_id,
-            kind=kind,
-            role=recipient.role,
-            recipient=recipient.email,
-            locale=recipient.locale,
-            time_zone=recipient.time_zone,
-            context={**context, "recipientName": recipient.name},
-            message_id=message_id_for(change_key, recipient.email),
-            next_attempt_at=first_due,
-        )
-        for recipient in _unique(recipients)
-    ]
+    recipients = _unique(recipients)
+    domain = mail_domain()
+    each = {
+        "role": [recipient.role for recipient in recipients],
+        "recipient": [recipient.email for recipient in recipients],
+        "locale": [recipient.locale for recipient in recipients],
+        "time_zone": [recipient.time_zone for recipient in recipients],
+        "context": [{**context, "recipientName": recipient.name} for recipient in recipients],
+        "message_id": [message_id_for(change_key, recipient.email, domain) for recipient in recipients],
+    }
+    every = {
+        "booking_id": booking.pk,
+        "organizer_id": booking.organizer_id,
+        "kind": kind,
+        "next_attempt_at": timezone.now() + timedelta(seconds=notification_setting("FIRST_ATTEMPT_GRACE_SECONDS")),
+    }
     if deduplicate:
+        rows = [
+            EmailMessage(**every, **{name: values[index] for name, values in each.items()})
+            for index in range(len(recipients))
+        ]
         EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
         # With ignore_conflicts PostgreSQL returns no ids: read back the rows still unsent.
         ids = list(
             EmailMessage.objects.filter(
-                message_id__in=[row.message_id for row in rows], status=EmailStatus.PENDING, attempts=0
+                message_id__in=each["message_id"], status=EmailStatus.PENDING, attempts=0
             ).values_list("pk", flat=True)
         )
     else:
-        ids = [row.pk for row in EmailMessage.objects.bulk_create(rows)]
+        ids = _outbox_insert().insert(len(recipients), each=each, every=every)
     if kick:
         transaction.on_commit(enqueue_pass)
     elif kick is None and ids:
@@ -452,10 +457,18 @@ def _queue(
 def _unique(recipients: list[Recipient]) -> list[Recipient]:
     seen, unique = set(), []
     for recipient in recipients:
-        if recipient.email.lower() not in seen:
-            seen.add(recipient.email.lower())
+        address = recipient.email.lower()
+        if address not in seen:
+            seen.add(address)
             unique.append(recipient)
     return unique
+
+
+@functools.cache
+def _outbox_insert() -> CompiledInsert:
+    """The outbox's INSERT of a change's messages (`core.fastpath.inserts`): built once, one
+    statement for any number of recipients."""
+    return CompiledInsert(EmailMessage, each=["role", "recipient", "locale", "time_zone", "context", "message_id"])
 
 
 def enqueue_send(message_ids: list[int]) -> None:

@@ -2,6 +2,7 @@
 type's mail settings through the service's rules."""
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from notifications.models import EmailAttempt, EventTypeNotifications
@@ -39,3 +40,18 @@ def test_mail_settings_in_the_admin_keep_the_reminder_rules(operator_client):
     assert saved.status_code == 302
     settings = EventTypeNotifications.objects.get()
     assert settings.disable_emails_to_hosts and settings.reminders == [{"minutesBefore": 30, "to": "attendee"}]
+
+
+def test_the_outbox_is_searched_by_whole_message_id(operator_client):
+    """An exact match, read from the Message-ID's unique index (no LIKE copy of it is kept)."""
+    wanted = EmailMessageFactory(message_id="<0123abcd@scheduling.test>", attempt_log=False)
+    other = EmailMessageFactory(message_id="<0123abcdef@scheduling.test>", recipient="other@example.org")
+    found = operator_client.get("/admin/notifications/emailmessage/", {"q": wanted.message_id})
+    assert found.status_code == 200
+    assert wanted.recipient.encode() in found.content and other.recipient.encode() not in found.content
+
+
+def test_a_message_id_is_unique_in_the_outbox():
+    message = EmailMessageFactory(attempt_log=False)
+    with pytest.raises(IntegrityError, match="email_message_id_unique"), transaction.atomic():
+        EmailMessageFactory(message_id=message.message_id, attempt_log=False)

@@ -1,6 +1,6 @@
 """What the e-mails add to `POST /v1/bookings`: one INSERT for all of a change's messages, one
 Redis round trip for the sending bound and the kick (both counters and the `SET NX` in one
-pipeline), and a broker message after commit only for the first booking in the kick's window: a
+script), and a broker message after commit only for the first booking in the kick's window: a
 burst of bookings publishes one, whose pass sends all their messages once each. Nothing is
 rendered in the request (the worker renders from the row's context)."""
 
@@ -14,7 +14,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from redis.client import Pipeline
+from redis.client import Pipeline, Redis
 
 from notifications import limits
 from notifications.conf import overridden
@@ -54,29 +54,57 @@ def statements(captured) -> list[str]:
 
 @pytest.fixture
 def counted_redis(monkeypatch):
-    """Round trips through redis-py pipelines, and a failure for any one-command cache call that
-    the bound used to make (SET NX, EXISTS, INCR: three per counter)."""
+    """The commands of each Redis round trip (a command, or a pipeline's; the bound's script is
+    "EVALSHA bound", another's, such as the rate limit's, "EVALSHA"), with the bound's script loaded
+    already (redis-py loads it on its first `NOSCRIPT`, once per server), and a failure for any
+    one-command cache call that the bound used to make (SET NX, EXISTS, INCR: three per counter)."""
+    bound = caches[DEFAULT_CACHE_ALIAS]._cache.get_client(write=True).script_load(limits.BOUND_LUA)
     executed = []
-    execute = Pipeline.execute
+    execute, execute_command = Pipeline.execute, Redis.execute_command
 
     def counting(self, *args, **kwargs):
         executed.append([command[0][0] for command in self.command_stack])
         return execute(self, *args, **kwargs)
 
+    def counting_command(self, *args, **kwargs):
+        executed.append(["EVALSHA bound" if args[:2] == ("EVALSHA", bound) else args[0]])
+        return execute_command(self, *args, **kwargs)
+
     def refuse(*args, **kwargs):
         raise AssertionError("the bound made a round trip of its own per command")
 
     monkeypatch.setattr(Pipeline, "execute", counting)
+    monkeypatch.setattr(Redis, "execute_command", counting_command)
     monkeypatch.setattr(RedisCache, "add", refuse)
     monkeypatch.setattr(RedisCache, "incr", refuse)
     return executed
 
 
 def test_the_bound_counts_both_counters_in_one_round_trip(counted_redis):
-    assert isinstance(caches[DEFAULT_CACHE_ALIAS], RedisCache), "the suite runs with Redis (REDIS_URL)"
+    store = caches[DEFAULT_CACHE_ALIAS]
+    assert isinstance(store, RedisCache), "the suite runs with Redis (REDIS_URL)"
+    hour = int(timezone.now().timestamp()) // 3600
+    keys = [f"notifications:organizer:987654:{hour}", f"notifications:credential:api_key:bound-round-trips:{hour}"]
+    client = store._cache.get_client(write=True)
+    before = [int(client.get(store.make_and_validate_key(key)) or 0) for key in keys]
+    counted_redis.clear()
     with mail_switches(credential="api_key:bound-round-trips"):
-        limits.check_bound(organizer_id=987654, count=2)
-    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE"]]
+        assert limits.check_bound(organizer_id=987654, count=2, kick=False) is None
+    assert counted_redis == [["EVALSHA bound"]]
+    for key, total in zip(keys, before, strict=True):
+        assert int(client.get(store.make_and_validate_key(key))) == total + 2
+        assert 3600 < client.ttl(store.make_and_validate_key(key)) <= limits.COUNTER_LIFETIME_SECONDS
+
+
+def test_the_kick_is_claimed_once_per_window_in_the_same_round_trip(counted_redis):
+    limits.release_kick()
+    counted_redis.clear()
+    assert limits.check_bound(organizer_id=987654, count=1, kick=True) is True
+    assert limits.check_bound(organizer_id=987654, count=0, kick=True) is False
+    assert counted_redis == [["EVALSHA bound"], ["EVALSHA bound"]]
+    store = caches[DEFAULT_CACHE_ALIAS]
+    assert 0 < store._cache.get_client().pttl(store.make_and_validate_key(limits.KICK_KEY)) <= 1000
+    limits.release_kick()
 
 
 @pytest.mark.fastpath  # the statements of the booking path itself
@@ -107,9 +135,9 @@ def test_mail_adds_one_statement_and_one_bound_round_trip_to_a_booking(
     # and the messages' INSERT.
     assert len(on) == 9, on
     assert EmailMessage.objects.filter(booking_id=response.json()["id"]).count() == 3
-    # The bound's pipeline, which claims the kick too, is the mail's only Redis round trip before
-    # commit ...
-    assert counted_redis == [["INCRBY", "EXPIRE", "INCRBY", "EXPIRE", "SET"]]
+    # The bound's script, which claims the kick too, is the mail's only Redis round trip before
+    # commit (the rate limit's is the request's own, with mail on or off) ...
+    assert [each for each in counted_redis if each != ["EVALSHA"]] == [["EVALSHA bound"]]
     # ... and the first booking in the window publishes one broker message after it (the webhooks'
     # and calendar's hooks come with either).
     assert len(on_hooks) == len(off_hooks) + 1
@@ -160,7 +188,7 @@ def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
     def away(*args, **kwargs):
         raise ConnectionError("Redis is away")
 
-    monkeypatch.setattr(Pipeline, "execute", away)
+    monkeypatch.setattr(limits, "_script", lambda store: away)
     for index in range(2):
         with django_capture_on_commit_callbacks(execute=True):
             response = api_client.post(
