@@ -42,6 +42,8 @@ from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 from rest_framework.throttling import BaseThrottle
 
+from core.redis_scripts import registered_script
+
 logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
@@ -126,7 +128,7 @@ def _evaluate(key: str, limit: int, window: int, cost: int, now: float | None) -
         health.passed_uncounted()
         return None
     try:
-        script = _script(backend)
+        script = registered_script(backend, SLIDING_WINDOW_LUA)
         allowed, count, reset_ms = script(
             keys=[backend.make_and_validate_key(key)],
             args=["" if now is None else int(now * 1000), window * 1000, limit, _member(), cost],
@@ -170,21 +172,6 @@ def _evaluate_in_cache(backend, key: str, limit: int, window: int, cost: int, no
         backend.set(key, times, timeout=window + 1)
     reset_ms = ((times[0] + window - now) if times else window) * 1000
     return int(allowed), len(times), reset_ms
-
-
-_SCRIPTS: dict = {}
-
-
-def _script(backend: RedisCache):
-    """One registered script per connection pool, kept for the process. Django's cache builds a
-    new client around its pool on every call, which cost about as much as the round trip itself;
-    the pool is what holds the connections, the client is stateless."""
-    pool = backend._cache._get_connection_pool(write=True)
-    script = _SCRIPTS.get(pool)
-    if script is None:
-        client = backend._cache._client(connection_pool=pool)
-        script = _SCRIPTS[pool] = client.register_script(SLIDING_WINDOW_LUA)
-    return script
 
 
 class LimiterHealth:

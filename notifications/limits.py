@@ -9,6 +9,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.utils import timezone
 
 from core.exceptions import RateLimited
+from core.redis_scripts import registered_script
 from notifications import switches
 from notifications.conf import notification_setting
 
@@ -84,22 +85,6 @@ return answer
 """
 COUNTER_LIFETIME_SECONDS = 3700  # an hour's counter outlives its hour a little
 
-_SCRIPTS: dict = {}
-
-
-def _script(store: RedisCache):
-    """The bound's script, registered once per connection pool and kept for the process (as the
-    rate limit's, core.ratelimit): Django's cache builds a new client around its pool on every
-    call, and a pipeline is an object of its own to build: one `EVALSHA` on a kept client took a
-    quarter of the CPU of that pipeline on a new client (39 against 157 µs a call, measured in
-    one process). redis-py loads the script on its first `NOSCRIPT`."""
-    pool = store._cache._get_connection_pool(write=True)
-    script = _SCRIPTS.get(pool)
-    if script is None:
-        client = store._cache._client(connection_pool=pool)
-        script = _SCRIPTS[pool] = client.register_script(BOUND_LUA)
-    return script
-
 
 def _count(store, keys: list[str], count: int, window: int) -> tuple[list[int], bool | None]:
     """Add `count` to each counter (kept an hour past its window) and, with a `window` (ms), claim
@@ -108,7 +93,7 @@ def _count(store, keys: list[str], count: int, window: int) -> tuple[list[int], 
     if isinstance(store, RedisCache):
         names = [store.make_and_validate_key(key) for key in keys]
         names.append(store.make_and_validate_key(KICK_KEY))
-        answer = _script(store)(keys=names, args=[count, COUNTER_LIFETIME_SECONDS, window])
+        answer = registered_script(store, BOUND_LUA)(keys=names, args=[count, COUNTER_LIFETIME_SECONDS, window])
         return answer[: len(keys)], (bool(answer[-1]) if window else None)
     totals = []
     for key in keys:

@@ -188,7 +188,7 @@ def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
     def away(*args, **kwargs):
         raise ConnectionError("Redis is away")
 
-    monkeypatch.setattr(limits, "_script", lambda store: away)
+    monkeypatch.setattr(limits, "registered_script", lambda store, source: away)
     for index in range(2):
         with django_capture_on_commit_callbacks(execute=True):
             response = api_client.post(
