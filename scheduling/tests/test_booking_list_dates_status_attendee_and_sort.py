@@ -7,21 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.tests.factories import ApiKeyFactory, UserFactory
+from accounts.tests.factories import UserFactory
 from scheduling.models import Booking
 from scheduling.tests.factories import BookingFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory()
-
-
-@pytest.fixture
-def key(organizer):
-    return ApiKeyFactory(user=organizer).raw_key
 
 
 def at(day: int, hour: int = 9) -> datetime:
