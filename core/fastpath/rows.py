@@ -47,7 +47,7 @@ from django.db.models import Model, Prefetch, QuerySet
 from django.db.models.query import BaseIterable, ModelIterable
 from rest_framework import serializers
 
-from core.fastpath.branches import holds_branches
+from core.fastpath.branches import holds_branches, planned_once_suits
 from core.fastpath.compiled_queries import AnyOf, CompiledValues, Parameter, rows_together
 from core.fastpath.shapes import MISSING, Shape, Statements, counted_once, same_params, shape_of
 from core.fastpath.switch import fast_paths
@@ -287,6 +287,10 @@ class _Node:
             statement = statement.without_suffix(suffix)
         if statement is not None and not same_params(statement.params, shape.params):
             statement = None
+        if statement is not None and sliced:
+            # A rule compiled once (a `Template`) is the same statement for every caller, and each
+            # branch reads its index whatever the values: planned once too.
+            statement.planned_once = planned_once_suits(queryset.query.where)
         self.pages.put(shape, statement)
         return statement
 

@@ -1,6 +1,7 @@
 """`AnyBranch` (core.fastpath.branches) answers what one OR of its branches answers: every page,
 in every order, with any offset and filter, and each row once when it is in several branches."""
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
-from core.fastpath.branches import AnyBranch, Branch, Each, count_up_to, one_of
+from core.fastpath.branches import AnyBranch, Branch, Each, _as_branch, _is_branch, count_up_to, one_of
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 
@@ -137,6 +138,8 @@ def test_a_first_branch_that_reaches_the_limit_is_the_whole_count(rows):
     caller = Booking.objects.filter(rows[0]).first().organizer
     organised = Booking.objects.filter(organizer=caller).count()
     branched = Booking.objects.filter(AnyBranch(rows))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE scheduling_booking")  # the estimate below is of these rows, whatever ran before
     with CaptureQueriesContext(connection) as captured:
         counted = count_up_to(branched, organised)
     assert counted.rows == organised
@@ -161,3 +164,65 @@ def test_without_branches_or_with_the_switch_off_the_orm_counts(rows, settings):
     assert count_up_to(Booking.objects.filter(rows[0]), 5) is None
     settings.FAST_PATHS = False
     assert count_up_to(Booking.objects.filter(AnyBranch(rows)), 5) is None
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"statuses": ["CANCELLED"]},
+        {"attendee_emails": ("caller@example.org",)},
+        {"order_by": ("-start_time", "-id")},
+        {"event_type_ids": [0]},
+    ],
+)
+def test_a_template_compiles_once_to_what_its_values_compile_to(rows, filters):
+    """`booking_visibility` is a `Template`: its statement is compiled once per form of the list
+    and filled with each caller's values. Every slice and its COUNT give the rows the same rule
+    gives compiled with the values (its branches built from them), for callers with and without
+    event types, and the second caller of a form compiles no branch."""
+    from scheduling.selectors.bookings import booking_list
+
+    caller = Booking.objects.filter(rows[0]).first().organizer
+    other = Booking.objects.exclude(organizer=caller).first().organizer  # runs no event type
+    if filters.get("event_type_ids"):
+        filters = {
+            **filters,
+            "event_type_ids": list(EventType.objects.filter(owner=caller).values_list("pk", flat=True)),
+        }
+    for user in (caller, other, caller):
+        templated = booking_list(user=user, **filters)
+        rule = the_rule(templated)
+        assert rule.template is not None
+        plain = templated.all()
+        plain.query.where.children = [
+            with_rule(child, AnyBranch(*rule.template.branches())) if _is_branch(child) else child
+            for child in plain.query.where.children
+        ]
+        for part in (slice(None, 3), slice(2, 7), slice(None, 40), slice(None)):
+            expected = list(plain.values_list("pk", flat=True)[part])
+            assert list(templated.values_list("pk", flat=True)[part]) == expected, (user, part)
+        for limit in (1, 2, 5, 100):
+            assert count_up_to(templated, limit).rows == count_up_to(plain, limit).rows, (user, limit)
+        assert count_up_to(templated, 100).rows == plain.count()
+    # Once compiled, a form is filled in: no branch is built for the next caller's page or COUNT.
+    templated = booking_list(user=other, **filters)
+    rule = the_rule(templated)
+    list(templated[:3])
+    count_up_to(templated, 5)
+    assert rule._branches is None
+
+
+def the_rule(queryset) -> AnyBranch:
+    (rule,) = [_as_branch(child) for child in queryset.query.where.children if _is_branch(child)]
+    return rule
+
+
+def with_rule(condition, rule: AnyBranch):
+    """The WHERE's condition of an `AnyBranch` (itself, or the ORM's `Exact(rule, True)`) with `rule`
+    in its place."""
+    if isinstance(condition, AnyBranch):
+        return rule
+    replaced = copy.copy(condition)
+    replaced.lhs = rule
+    return replaced

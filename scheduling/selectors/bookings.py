@@ -6,12 +6,15 @@ detail view, every change (edit, confirm or reject, reschedule, cancel) and `res
 this one rule, so whoever receives a booking's webhook events (the organizer's, the event type's
 and the team's webhooks, `webhooks.selectors.booking_webhooks`) may also open the booking."""
 
+import functools
 from datetime import datetime, timedelta
 
-from django.db.models import BigIntegerField, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import BigIntegerField, EmailField, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import Membership, MembershipRole, User
-from core.fastpath.branches import AnyBranch, Branch, Each, one_of
+from core.fastpath.branches import AnyBranch, Branch, Each, Template, one_of
+from core.fastpath.compiled_queries import CompiledValues, Parameter
 from scheduling.models import Attendee, Booking, BookingHost, EventType
 
 
@@ -88,29 +91,63 @@ def booking_visibility(user: User, *, narrow: bool = False) -> AnyBranch:
     PostgreSQL choose one plan for all of them: a scan of the list's order that skipped every
     other caller's rows when a busy organizer's were not spread through it (60,000 rows read
     for a page), or every visible id gathered first (a million for that organizer: 2.4 s)."""
-    key = BigIntegerField()
-    organised = Branch(one_of("organizer_id", [user.pk], key), along="organizer_id")
-    attended = Q(pk__in=Attendee.objects.filter(email=user.email).values("booking_id"))
-    # Team bookings they attend as a host without organizing them.
-    hosted = Q(pk__in=BookingHost.objects.filter(user_id=user.pk).values("booking_id"))
     event_type_ids = _event_types_run_by(user)
+    # The statement is the same for every caller with or without event types they run, and for
+    # `narrow` lists: compiled once for each (core.fastpath.branches.Template).
+    return AnyBranch.of(
+        Template(
+            key=("bookings.visibility", bool(event_type_ids), narrow),
+            build=functools.partial(
+                _visibility_branches, event_types=bool(event_type_ids), each=bool(event_type_ids) and not narrow
+            ),
+            values={"user": [user.pk], "user_id": user.pk, "email": user.email, "event_types": event_type_ids},
+            fields=_VISIBILITY_FIELDS,
+        )
+    )
+
+
+_VISIBILITY_FIELDS = {
+    "user": ArrayField(BigIntegerField()),
+    "user_id": BigIntegerField(),
+    "email": EmailField(),
+    "event_types": ArrayField(BigIntegerField()),
+}
+
+
+def _visibility_branches(values: dict, *, event_types: bool, each: bool) -> tuple[list, list]:
+    """`booking_visibility`'s branches for these values (or their `Parameter`s), and the same rule
+    unordered (a COUNT, whose branches need not follow an index in an order)."""
+    key = BigIntegerField()
+    organised = Branch(one_of("organizer_id", values["user"], key), along="organizer_id")
+    attended = Q(pk__in=Attendee.objects.filter(email=values["email"]).values("booking_id"))
+    # Team bookings they attend as a host without organizing them.
+    hosted = Q(pk__in=BookingHost.objects.filter(user_id=values["user_id"]).values("booking_id"))
+    of_event_types = [one_of("event_type_id", values["event_types"], key)] if event_types else []
     # A COUNT (no order), or a list whose other filters are `narrow` (they select few rows of the
     # table), needs no branch per event type: one of them all stops at its bound as well.
-    of_event_types = [one_of("event_type_id", event_type_ids, key)] if event_type_ids else []
     # Read first, the bookings they organise bound the other branches (core.fastpath.branches).
-    each = [Each("event_type_id", tuple(event_type_ids), key)] if event_type_ids and not narrow else of_event_types
-    return AnyBranch(
-        [organised, *each, attended, hosted], unordered=[Q(organizer_id=user.pk), *of_event_types, attended, hosted]
-    )
+    per_event_type = [Each("event_type_id", values["event_types"], key)] if each else of_event_types
+    unordered = [one_of("organizer_id", values["user"], key), *of_event_types, attended, hosted]
+    return [organised, *per_event_type, attended, hosted], unordered
 
 
 def _event_types_run_by(user: User) -> list[int]:
     """The ids of the event types whose bookings `user` sees as their owner or their team's
     ADMIN or OWNER: each kind read along its own index and united (an OR of the two walked every
     event type of the installation: 12 ms among 50,000, on every request that reads a booking)."""
-    owned = EventType.objects.filter(owner_id=user.pk).order_by().values_list("pk", flat=True)
-    of_teams = EventType.objects.filter(team_id__in=_teams_run_by(user)).order_by().values_list("pk", flat=True)
-    return sorted(owned.union(of_teams))
+    return sorted(row[0] for row in _event_types_run_by_statement().rows(user_id=user.pk))
+
+
+@functools.cache
+def _event_types_run_by_statement() -> CompiledValues:
+    """`_event_types_run_by`'s union, compiled once (core.fastpath.compiled_queries)."""
+    user_id = Parameter("user_id", BigIntegerField())
+    owned = EventType.objects.filter(owner_id=user_id).order_by().values_list("pk", flat=True)
+    teams = Membership.objects.filter(
+        user_id=user_id, accepted=True, role__in=(MembershipRole.ADMIN, MembershipRole.OWNER)
+    ).values("team_id")
+    of_teams = EventType.objects.filter(team_id__in=teams).order_by().values_list("pk", flat=True)
+    return CompiledValues(owned.union(of_teams))
 
 
 def _teams_run_by(user: User) -> QuerySet:
