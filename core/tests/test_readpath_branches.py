@@ -10,7 +10,7 @@ from django.db.models import BigIntegerField, Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.tests.factories import UserFactory
+from accounts.tests.factories import ApiKeyFactory, UserFactory
 from core.fastpath.branches import AnyBranch, Branch, Each, _as_branch, _is_branch, count_up_to, one_of
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
@@ -226,3 +226,27 @@ def with_rule(condition, rule: AnyBranch):
     replaced = copy.copy(condition)
     replaced.lhs = rule
     return replaced
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_templated_page_runs_under_its_generic_plan_and_leaves_the_session_as_it_was(client):
+    """Outside a transaction (as a request reads), the page of a templated rule runs under its
+    prepared statement's generic plan (`planned_once`): `SET LOCAL` in a transaction of its own, so
+    the session's setting is untouched afterwards, and the rows are the ORM's."""
+    caller = UserFactory(email="planned@example.org")
+    made = sorted(BookingFactory(organizer=caller).pk for _ in range(4))
+    BookingFactory()  # someone else's
+    headers = {"authorization": f"Bearer {ApiKeyFactory(user=caller).raw_key}"}
+    for _ in range(6):  # past psycopg's prepare threshold
+        answer = client.get("/v1/bookings?take=3", headers=headers)
+        assert answer.status_code == 200
+        assert [booking["id"] for booking in answer.json()["bookings"]] == made[:3]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE 'SELECT %%' AND statement LIKE '%%branch_first%%'"
+        )
+        ((generic, custom),) = cursor.fetchall()
+    assert generic >= 3 and custom == 0
