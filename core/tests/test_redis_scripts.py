@@ -1,6 +1,7 @@
 """`core.redis_scripts.sent_script`: an EVALSHA written now and read later answers as the script's
 own call does, leaves its connection clean for the next command whatever happens, loads the script
-on a `NOSCRIPT` answer, and reports a Redis that is away from `result()`."""
+on a `NOSCRIPT` answer, replaces a kept connection that Redis closed, and reports a Redis that is
+away from `result()`."""
 
 import pytest
 import redis
@@ -67,3 +68,14 @@ def test_a_redis_that_is_away_raises_from_the_result_and_one_that_restarted_answ
         sent_script(backend, ECHO, keys=["counter"], args=[1, "stopped"]).result()
     server.start()  # empty, and the pool's connection to the old server is dead
     assert sent_script(backend, ECHO, keys=["counter"], args=[1, "after"]).result() == [1, b"after"]
+
+
+def test_a_kept_connection_that_redis_closed_is_replaced_without_an_error(server):
+    """Each thread keeps its connection for scripts sent ahead; a restart closes it while it waits
+    in between calls: the next call is made on a new one, once, as the pool would have done."""
+    backend = backend_of(server.url)
+    assert sent_script(backend, ECHO, keys=["counter"], args=[2, "before"]).result() == [2, b"before"]
+    server.stop()
+    server.start()  # the script is gone too: NOSCRIPT, then loaded
+    assert sent_script(backend, ECHO, keys=["counter"], args=[3, "after"]).result() == [3, b"after"]
+    assert sent_script(backend, ECHO, keys=["counter"], args=[1, "kept"]).result() == [4, b"kept"]
