@@ -16,13 +16,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from redis.connection import AbstractConnection
 
+from core.exceptions import RateLimited
 from notifications import limits
 from notifications.conf import overridden
 from notifications.models import EmailMessage, EmailStatus
-from notifications.outbox import SEND_PENDING_TASK, SEND_TASK
+from notifications.outbox import SEND_PENDING_TASK, SEND_TASK, booking_changed
 from notifications.sending import send_pending
 from notifications.switches import mail_switches
-from scheduling.tests.factories import EventTypeFactory
+from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
@@ -208,3 +209,22 @@ def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
             EmailMessage.objects.filter(booking_id=response.json()["id"]).values_list("pk", flat=True)
         )
     assert len(published) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_refusal_comes_before_anything_is_written(settings):
+    """In a transaction the bound is read after the INSERT (a refusal rolls it back); a change made
+    outside one (autocommit: each statement is committed at once) reads it first."""
+    settings.NOTIFICATIONS = {**settings.NOTIFICATIONS, "MAX_PER_ORGANIZER_PER_HOUR": 1}
+    booking = BookingFactory()
+    AttendeeFactory(booking=booking, email="first@example.org")
+    AttendeeFactory(booking=booking, email="second@example.org")
+    store = caches[DEFAULT_CACHE_ALIAS]
+    hour = int(timezone.now().timestamp()) // 3600
+    store.delete(f"notifications:organizer:{booking.organizer_id}:{hour}")
+    try:
+        with pytest.raises(RateLimited):
+            booking_changed("BOOKING_CANCELLED", booking)  # two attendees: past the bound of one
+        assert not EmailMessage.objects.filter(booking_id=booking.pk).exists()
+    finally:
+        store.delete(f"notifications:organizer:{booking.organizer_id}:{hour}")
