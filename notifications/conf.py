@@ -47,7 +47,10 @@ def notification_setting(name: str):
     overrides = _overrides.get()
     if overrides and name in overrides:
         return overrides[name]
-    return {**DEFAULTS, **getattr(settings, "NOTIFICATIONS", {})}[name]
+    configured = getattr(settings, "NOTIFICATIONS", None)
+    if configured and name in configured:
+        return configured[name]
+    return DEFAULTS[name]
 
 
 @contextlib.contextmanager

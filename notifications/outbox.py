@@ -17,6 +17,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from celery import current_app
 from django.db import transaction
@@ -27,7 +28,7 @@ from core.fastpath.inserts import CompiledInsert
 from core.ical import ical_uid, series_ical_uid
 from notifications import switches
 from notifications.conf import mail_domain, notification_setting
-from notifications.limits import check_bound, release_kick
+from notifications.limits import release_kick, start_bound
 from notifications.models import (
     EmailMessage,
     EmailStatus,
@@ -249,7 +250,18 @@ _HANDLERS = {
 # --- Calendar identity ----------------------------------------------------------------------------
 
 
-def _new_invitation(booking, previous) -> Invitation:
+class _BornWith(NamedTuple):
+    """The calendar identity a plain new booking was born with, as `_default_invitation`'s unsaved
+    `Invitation` holds it, for a change that only reads it (building a model instance was a third of
+    the Python that a booking's mail runs, profiled in a booking request)."""
+
+    booking_id: int
+    ical_uid: str
+    sequence: int
+    recurrence_id: None = None
+
+
+def _new_invitation(booking, previous) -> Invitation | _BornWith:
     """A new booking's calendar event: a reschedule's keeps its predecessor's UID (one event in the
     attendee's calendar, moved) with the next SEQUENCE; a series' occurrence has the series' UID.
     A plain new booking's is the meeting's UID (`core.ical.ical_uid`, the one its calendar event,
@@ -270,7 +282,7 @@ def _new_invitation(booking, previous) -> Invitation:
             recurrence_id=booking.start_time,
         )
     else:
-        return _default_invitation(booking)
+        return _BornWith(booking_id=booking.pk, ical_uid=ical_uid(booking), sequence=booking.ical_sequence)
     invitation.save(force_insert=True)
     return invitation
 
@@ -413,10 +425,46 @@ def _queue(
     Message-ID exists are skipped instead of failing the booking."""
     if not recipients:
         return []
+    # The bound's round trip is sent first and read after the INSERT, which runs meanwhile; a
+    # refusal then rolls the INSERT back with the rest of the change (outside a transaction, it is
+    # read first: nothing may be written).
+    bound = start_bound(booking.organizer_id, _counted(recipients), kick=True) if bounded else None
+    if bound is not None and not transaction.get_connection().in_atomic_block:
+        bound = _Answered(bound.result())
+    try:
+        ids = _write(booking, kind, context, recipients, change_key, deduplicate)
+    except BaseException:
+        if bound is not None:
+            bound.discard()
+        raise
     # True: this change schedules the pass; False: a pass is scheduled; None: enqueue these messages.
-    kick = None
-    if bounded:
-        kick = check_bound(booking.organizer_id, sum(1 for r in recipients if r.role != Role.ORGANIZER), kick=True)
+    kick = bound.result() if bound is not None else None
+    if kick:
+        transaction.on_commit(enqueue_pass)
+    elif kick is None and ids:
+        transaction.on_commit(lambda: enqueue_send(ids))
+    return ids
+
+
+def _counted(recipients: list[Recipient]) -> int:
+    """What the bound counts: the messages to attendees and guests, not the organizer's."""
+    return sum(1 for recipient in recipients if recipient.role != Role.ORGANIZER)
+
+
+class _Answered:
+    """A bound read already."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def result(self):
+        return self.answer
+
+    def discard(self) -> None:
+        pass
+
+
+def _write(booking, kind: str, context: dict, recipients: list[Recipient], change_key: str, deduplicate: bool):
     recipients = _unique(recipients)
     domain = mail_domain()
     each = {
@@ -433,25 +481,19 @@ def _queue(
         "kind": kind,
         "next_attempt_at": timezone.now() + timedelta(seconds=notification_setting("FIRST_ATTEMPT_GRACE_SECONDS")),
     }
-    if deduplicate:
-        rows = [
-            EmailMessage(**every, **{name: values[index] for name, values in each.items()})
-            for index in range(len(recipients))
-        ]
-        EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
-        # With ignore_conflicts PostgreSQL returns no ids: read back the rows still unsent.
-        ids = list(
-            EmailMessage.objects.filter(
-                message_id__in=each["message_id"], status=EmailStatus.PENDING, attempts=0
-            ).values_list("pk", flat=True)
-        )
-    else:
-        ids = _outbox_insert().insert(len(recipients), each=each, every=every)
-    if kick:
-        transaction.on_commit(enqueue_pass)
-    elif kick is None and ids:
-        transaction.on_commit(lambda: enqueue_send(ids))
-    return ids
+    if not deduplicate:
+        return _outbox_insert().insert(len(recipients), each=each, every=every)
+    rows = [
+        EmailMessage(**every, **{name: values[index] for name, values in each.items()})
+        for index in range(len(recipients))
+    ]
+    EmailMessage.objects.bulk_create(rows, ignore_conflicts=True)
+    # With ignore_conflicts PostgreSQL returns no ids: read back the rows still unsent.
+    return list(
+        EmailMessage.objects.filter(
+            message_id__in=each["message_id"], status=EmailStatus.PENDING, attempts=0
+        ).values_list("pk", flat=True)
+    )
 
 
 def _unique(recipients: list[Recipient]) -> list[Recipient]:

@@ -211,8 +211,8 @@ _installed = False
 
 
 def install() -> None:
-    """Time Redis commands (redis-py has no hook of its own: its two entry points are wrapped) and
-    count webhook attempts. Idempotent."""
+    """Time Redis commands (redis-py has no hook of its own: its two entry points are wrapped, and
+    the answer of a script sent ahead) and count webhook attempts. Idempotent."""
     global _installed
     if _installed:
         return
@@ -220,6 +220,11 @@ def install() -> None:
 
     redis.client.Redis.execute_command = _time_redis(redis.client.Redis.execute_command)
     redis.client.Pipeline.execute = _time_redis(redis.client.Pipeline.execute)
+    # A script sent ahead and read later (the mail bound, core.redis_scripts.sent_script): the time
+    # its reader waited for the answer.
+    from core.redis_scripts import ScriptReply
+
+    ScriptReply.result = _time_redis(ScriptReply.result)
 
     from webhooks.signals import attempt_finished
 

@@ -14,15 +14,16 @@ from django.core.cache.backends.redis import RedisCache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from redis.client import Pipeline, Redis
+from redis.connection import AbstractConnection
 
+from core.exceptions import RateLimited
 from notifications import limits
 from notifications.conf import overridden
 from notifications.models import EmailMessage, EmailStatus
-from notifications.outbox import SEND_PENDING_TASK, SEND_TASK
+from notifications.outbox import SEND_PENDING_TASK, SEND_TASK, booking_changed
 from notifications.sending import send_pending
 from notifications.switches import mail_switches
-from scheduling.tests.factories import EventTypeFactory
+from scheduling.tests.factories import AttendeeFactory, BookingFactory, EventTypeFactory
 from tests.support.credentials import bearer
 
 pytestmark = pytest.mark.django_db
@@ -52,29 +53,38 @@ def statements(captured) -> list[str]:
     return [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
 
 
+def commands_in(packed: bytes) -> list[list[bytes]]:
+    """The commands in what a connection writes (RESP arrays of bulk strings), each as its arguments."""
+    commands, lines, index = [], packed.split(b"\r\n"), 0
+    while index < len(lines) and lines[index].startswith(b"*"):
+        count = int(lines[index][1:])
+        commands.append([lines[index + 2 + 2 * argument] for argument in range(count)])
+        index += 1 + 2 * count
+    return commands
+
+
 @pytest.fixture
 def counted_redis(monkeypatch):
-    """The commands of each Redis round trip (a command, or a pipeline's; the bound's script is
-    "EVALSHA bound", another's, such as the rate limit's, "EVALSHA"), with the bound's script loaded
-    already (redis-py loads it on its first `NOSCRIPT`, once per server), and a failure for any
-    one-command cache call that the bound used to make (SET NX, EXISTS, INCR: three per counter)."""
-    bound = caches[DEFAULT_CACHE_ALIAS]._cache.get_client(write=True).script_load(limits.BOUND_LUA)
+    """The commands of each Redis round trip (what one write to a connection carries: a command, or a
+    pipeline's; the bound's script is "EVALSHA bound", another's, such as the rate limit's, "EVALSHA"),
+    with the bound's script loaded already (redis-py loads it on its first `NOSCRIPT`, once per
+    server), and a failure for any one-command cache call that the bound used to make (SET NX,
+    EXISTS, INCR: three per counter)."""
+    bound = caches[DEFAULT_CACHE_ALIAS]._cache.get_client(write=True).script_load(limits.BOUND_LUA).encode()
     executed = []
-    execute, execute_command = Pipeline.execute, Redis.execute_command
+    send_packed_command = AbstractConnection.send_packed_command
 
-    def counting(self, *args, **kwargs):
-        executed.append([command[0][0] for command in self.command_stack])
-        return execute(self, *args, **kwargs)
-
-    def counting_command(self, *args, **kwargs):
-        executed.append(["EVALSHA bound" if args[:2] == ("EVALSHA", bound) else args[0]])
-        return execute_command(self, *args, **kwargs)
+    def counting(self, command, *args, **kwargs):
+        packed = b"".join(bytes(part) for part in (command if isinstance(command, list) else [command]))
+        executed.append(
+            ["EVALSHA bound" if each[:2] == [b"EVALSHA", bound] else each[0].decode() for each in commands_in(packed)]
+        )
+        return send_packed_command(self, command, *args, **kwargs)
 
     def refuse(*args, **kwargs):
         raise AssertionError("the bound made a round trip of its own per command")
 
-    monkeypatch.setattr(Pipeline, "execute", counting)
-    monkeypatch.setattr(Redis, "execute_command", counting_command)
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
     monkeypatch.setattr(RedisCache, "add", refuse)
     monkeypatch.setattr(RedisCache, "incr", refuse)
     return executed
@@ -188,7 +198,7 @@ def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
     def away(*args, **kwargs):
         raise ConnectionError("Redis is away")
 
-    monkeypatch.setattr(limits, "registered_script", lambda store, source: away)
+    monkeypatch.setattr(limits, "sent_script", away)
     for index in range(2):
         with django_capture_on_commit_callbacks(execute=True):
             response = api_client.post(
@@ -199,3 +209,22 @@ def test_with_the_cache_away_each_booking_enqueues_its_own_messages(
             EmailMessage.objects.filter(booking_id=response.json()["id"]).values_list("pk", flat=True)
         )
     assert len(published) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_refusal_comes_before_anything_is_written(settings):
+    """In a transaction the bound is read after the INSERT (a refusal rolls it back); a change made
+    outside one (autocommit: each statement is committed at once) reads it first."""
+    settings.NOTIFICATIONS = {**settings.NOTIFICATIONS, "MAX_PER_ORGANIZER_PER_HOUR": 1}
+    booking = BookingFactory()
+    AttendeeFactory(booking=booking, email="first@example.org")
+    AttendeeFactory(booking=booking, email="second@example.org")
+    store = caches[DEFAULT_CACHE_ALIAS]
+    hour = int(timezone.now().timestamp()) // 3600
+    store.delete(f"notifications:organizer:{booking.organizer_id}:{hour}")
+    try:
+        with pytest.raises(RateLimited):
+            booking_changed("BOOKING_CANCELLED", booking)  # two attendees: past the bound of one
+        assert not EmailMessage.objects.filter(booking_id=booking.pk).exists()
+    finally:
+        store.delete(f"notifications:organizer:{booking.organizer_id}:{hour}")
