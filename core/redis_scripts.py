@@ -84,7 +84,7 @@ class ScriptReply:
             else:
                 connection = pool.get_connection()
             script, keys = self._script, self._keys
-            connection.send_packed_command(_packed(connection, "EVALSHA", script.sha, len(keys), *keys, *self._args))
+            connection.send_command("EVALSHA", script.sha, len(keys), *keys, *self._args)
         except BaseException as error:  # a failed write has closed the connection
             if connection is not None:
                 self._drop(connection)
@@ -146,21 +146,3 @@ class ScriptReply:
             if _kept.connections.get(self._pool) is connection:
                 del _kept.connections[self._pool]
         self._pool.release(connection)
-
-
-def _packed(connection, *arguments) -> list[bytes]:
-    """The command in Redis' protocol (RESP), as `connection.pack_command` writes it, for the
-    arguments a script is given here (texts, whole numbers, bytes; UTF-8, redis-py's default) without
-    redis-py's general packer (a sixth of the call's CPU); anything else goes to that packer."""
-    if connection.encoder.encoding.lower() not in ("utf-8", "utf8"):
-        return connection.pack_command(*arguments)
-    parts = [b"*%d\r\n" % len(arguments)]
-    for argument in arguments:
-        if isinstance(argument, str):
-            argument = argument.encode()
-        elif isinstance(argument, int) and not isinstance(argument, bool):
-            argument = b"%d" % argument
-        elif not isinstance(argument, bytes):
-            return connection.pack_command(*arguments)
-        parts.append(b"$%d\r\n%s\r\n" % (len(argument), argument))
-    return [b"".join(parts)]
