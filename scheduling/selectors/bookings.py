@@ -142,11 +142,11 @@ def _event_types_run_by(user: User) -> list[int]:
 def _event_types_run_by_statement() -> CompiledValues:
     """`_event_types_run_by`'s union, compiled once (core.fastpath.compiled_queries)."""
     user_id = Parameter("user_id", BigIntegerField())
-    owned = EventType.objects.filter(owner_id=user_id).order_by().values_list("pk", flat=True)
+    owned = EventType.objects.filter(owner_id=user_id).order_by().values_list("pk")
     teams = Membership.objects.filter(
         user_id=user_id, accepted=True, role__in=(MembershipRole.ADMIN, MembershipRole.OWNER)
     ).values("team_id")
-    of_teams = EventType.objects.filter(team_id__in=teams).order_by().values_list("pk", flat=True)
+    of_teams = EventType.objects.filter(team_id__in=teams).order_by().values_list("pk")
     return CompiledValues(owned.union(of_teams))
 
 
