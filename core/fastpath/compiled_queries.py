@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 import orjson
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import BooleanField, Expression, F, JSONField, QuerySet
 from django.db.models.expressions import Col
 
@@ -264,7 +264,7 @@ class CompiledValues:
         """The rows of `sql` (this statement, or this statement with a clause added after it) with
         these parameters, converted as `values_list()` converts them."""
         database = connections[self.db]
-        if self.planned_once and not database.in_atomic_block:
+        if self.planned_once and database.get_autocommit():
             return self.converted(planned_once(database, sql, params), database)
         with database.cursor() as cursor:
             if self.binary:
@@ -290,20 +290,23 @@ class CompiledValues:
 
 def planned_once(database, sql: str, params) -> list:
     """The rows of `sql`, run under the generic plan of its prepared statement (`plan_cache_mode`,
-    for this transaction only: `SET LOCAL`, so nothing leaks to the next statement or, behind a
-    pooler, to another client). psycopg prepares a statement from its DB_PREPARE_THRESHOLD-th run
+    for this statement only). psycopg prepares a statement from its DB_PREPARE_THRESHOLD-th run
     on, and PostgreSQL then plans it anew for each run's values whenever its generic plan is
     costed dearer than those: a statement of several branches (core.fastpath.branches) took longer
     to plan (2.7 ms) than to run (1.3 ms), on every page. Its plan does not depend on the values
-    (each branch reads its own index in the list's order and stops), so it is planned once. The
-    setting, the statement and the transaction's start go in one round trip (psycopg's pipeline)."""
+    (each branch reads its own index in the list's order and stops), so it is planned once.
+
+    The setting and the statement go in one round trip, psycopg's pipeline, with no Sync between
+    them: PostgreSQL runs what comes before a Sync in one implicit transaction, so `SET LOCAL`
+    holds for the statement and ends with it (nothing leaks to the next statement or, behind a
+    pooler, to another client), with no BEGIN or COMMIT of our own. Only outside a transaction
+    (`CompiledValues.run`): inside one, `SET LOCAL` would last until its end."""
     database.ensure_connection()
-    with transaction.atomic(using=database.alias):
-        with database.cursor() as setting, database.cursor() as cursor:
-            with database.wrap_database_errors, database.connection.pipeline():
-                setting.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-                cursor.execute(sql, params)
-            return cursor.fetchall()
+    with database.cursor() as setting, database.cursor() as cursor:
+        with database.wrap_database_errors, database.connection.pipeline():
+            setting.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def rows_together(runs: list[tuple["CompiledValues", dict]]) -> list[list]:

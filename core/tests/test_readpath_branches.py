@@ -5,13 +5,14 @@ import copy
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 from django.db.models import BigIntegerField, Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.tests.factories import ApiKeyFactory, UserFactory
 from core.fastpath.branches import AnyBranch, Branch, Each, _as_branch, _is_branch, count_up_to, one_of
+from core.fastpath.compiled_queries import planned_once
 from scheduling.models import Booking, BookingStatus, EventType
 from scheduling.tests.factories import BookingFactory, EventTypeFactory
 
@@ -231,16 +232,21 @@ def with_rule(condition, rule: AnyBranch):
 @pytest.mark.django_db(transaction=True)
 def test_a_templated_page_runs_under_its_generic_plan_and_leaves_the_session_as_it_was(client):
     """Outside a transaction (as a request reads), the page of a templated rule runs under its
-    prepared statement's generic plan (`planned_once`): `SET LOCAL` in a transaction of its own, so
-    the session's setting is untouched afterwards, and the rows are the ORM's."""
+    prepared statement's generic plan (`planned_once`): `SET LOCAL` in the implicit transaction of
+    one pipeline, so the session's setting is untouched afterwards, no BEGIN or COMMIT is sent, and
+    the rows are the ORM's."""
     caller = UserFactory(email="planned@example.org")
     made = sorted(BookingFactory(organizer=caller).pk for _ in range(4))
     BookingFactory()  # someone else's
     headers = {"authorization": f"Bearer {ApiKeyFactory(user=caller).raw_key}"}
     for _ in range(6):  # past psycopg's prepare threshold
-        answer = client.get("/v1/bookings?take=3", headers=headers)
+        with CaptureQueriesContext(connection) as statements:
+            answer = client.get("/v1/bookings?take=3", headers=headers)
         assert answer.status_code == 200
         assert [booking["id"] for booking in answer.json()["bookings"]] == made[:3]
+        sent = [statement["sql"] for statement in statements.captured_queries]
+        assert "SET LOCAL plan_cache_mode = force_generic_plan" in sent
+        assert not {"BEGIN", "COMMIT"} & set(sent)
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone()[0] == "auto"
@@ -250,3 +256,24 @@ def test_a_templated_page_runs_under_its_generic_plan_and_leaves_the_session_as_
         )
         ((generic, custom),) = cursor.fetchall()
     assert generic >= 3 and custom == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_that_fails_under_its_generic_plan_leaves_the_session_as_it_was():
+    """A statement that fails in `planned_once`'s pipeline rolls its implicit transaction back at
+    the Sync: the error is the statement's, the setting is gone with it, and the connection reads
+    on (no transaction left open or aborted)."""
+    with pytest.raises(DataError, match="division by zero"):
+        planned_once(connection, "SELECT 1 / %s", [0])
+    assert connection.get_autocommit() and not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
+        cursor.execute("SELECT 2")
+        assert cursor.fetchone()[0] == 2
+    assert planned_once(connection, "SELECT current_setting('plan_cache_mode'), %s::int", [3]) == [
+        ("force_generic_plan", 3)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
