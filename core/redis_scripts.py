@@ -146,3 +146,30 @@ class ScriptReply:
             if _kept.connections.get(self._pool) is connection:
                 del _kept.connections[self._pool]
         self._pool.release(connection)
+
+
+def scripts_in_one_trip(script, calls: list[tuple[list, list]]) -> list:
+    """`script(keys=keys, args=args)` for each (keys, args) of `calls`, in order and in one round
+    trip, answered in order. redis-py's pipeline asks `SCRIPT EXISTS` before every pipeline that
+    holds a script (a round trip more each time); here each call is its `EVALSHA`, and the calls
+    answered `NOSCRIPT` (Redis restarted or flushed since the script was registered) are run
+    again, in order, after the script is loaded: those only, since the others ran. An error of
+    the script's own raises, as the pipeline's would, after every call has been answered."""
+    client = script.registered_client
+    pipeline = client.pipeline(transaction=False)
+    for keys, args in calls:
+        pipeline.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    answers = pipeline.execute(raise_on_error=False)
+    missing = [index for index, answer in enumerate(answers) if isinstance(answer, NoScriptError)]
+    if missing:
+        script.sha = client.script_load(script.script)
+        again = client.pipeline(transaction=False)
+        for index in missing:
+            keys, args = calls[index]
+            again.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        for index, answer in zip(missing, again.execute(raise_on_error=False), strict=True):
+            answers[index] = answer
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    return answers

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from core.redis_scripts import scripts_in_one_trip
+
 KEY_PREFIX = "webhooks:gate:"
 
 # Every time in these scripts is Redis' own (`TIME`), so that the workers and web processes of every
@@ -145,15 +147,14 @@ class RedisGate:
     def acquire_many(self, requests: list[tuple], *, cap: int, hold_seconds: float) -> list[Admission]:
         """`acquire` for each (webhook id, delivery id, rate) in order, in one round trip: the script
         runs once per delivery, one after another, as separate calls would (a commit's deliveries)."""
-        pipeline = self.client.pipeline(transaction=False)
-        for webhook_id, delivery_id, rate in requests:
-            spacing = int(1000 / rate) if rate else 0
-            self.acquire_script(
-                keys=_keys(webhook_id), args=[delivery_id, cap, int(hold_seconds * 1000), spacing], client=pipeline
-            )
+        hold = int(hold_seconds * 1000)
+        calls = [
+            (_keys(webhook_id), [delivery_id, cap, hold, int(1000 / rate) if rate else 0])
+            for webhook_id, delivery_id, rate in requests
+        ]
         return [
             Admission(True) if admitted else Admission(False, wait / 1000 if wait > 0 else None)
-            for admitted, wait in pipeline.execute()
+            for admitted, wait in scripts_in_one_trip(self.acquire_script, calls)
         ]
 
     def release(self, *, webhook_id, delivery_id: int) -> int | None:
@@ -172,11 +173,8 @@ class RedisGate:
 
     def reap_many(self, webhook_ids: list, *, cap: int) -> list[int]:
         """The waiting deliveries of these webhooks that expired holds left slots for, in one round trip."""
-        pipeline = self.client.pipeline(transaction=False)
-        for webhook_id in webhook_ids:
-            slots, waiting, _ = _keys(webhook_id)
-            self.reap_script(keys=[slots, waiting], args=[cap], client=pipeline)
-        return [int(delivery_id) for popped in pipeline.execute() for delivery_id in popped]
+        calls = [(_keys(webhook_id)[:2], [cap]) for webhook_id in webhook_ids]
+        return [int(delivery_id) for popped in scripts_in_one_trip(self.reap_script, calls) for delivery_id in popped]
 
 
 class LocalGate:

@@ -1,13 +1,14 @@
 """`core.redis_scripts.sent_script`: an EVALSHA written now and read later answers as the script's
 own call does, leaves its connection clean for the next command whatever happens, loads the script
 on a `NOSCRIPT` answer, replaces a kept connection that Redis closed, and reports a Redis that is
-away from `result()`."""
+away from `result()`. `scripts_in_one_trip`: a pipeline of EVALSHAs without redis-py's `SCRIPT
+EXISTS` before it, which runs again only the calls a flushed Redis answered `NOSCRIPT`."""
 
 import pytest
 import redis
 from django.core.cache.backends.redis import RedisCache
 
-from core.redis_scripts import registered_script, sent_script
+from core.redis_scripts import registered_script, scripts_in_one_trip, sent_script
 from tests.support.outages import PrivateRedis, free_port
 
 ECHO = "return {redis.call('INCRBY', KEYS[1], ARGV[1]), ARGV[2]}"
@@ -79,3 +80,40 @@ def test_a_kept_connection_that_redis_closed_is_replaced_without_an_error(server
     server.start()  # the script is gone too: NOSCRIPT, then loaded
     assert sent_script(backend, ECHO, keys=["counter"], args=[3, "after"]).result() == [3, b"after"]
     assert sent_script(backend, ECHO, keys=["counter"], args=[1, "kept"]).result() == [4, b"kept"]
+
+
+def commands_run(client) -> dict:
+    return {name: stats["calls"] for name, stats in client.info("commandstats").items()}
+
+
+def test_scripts_in_one_trip_answer_in_order_with_no_script_exists(server):
+    client = redis.Redis.from_url(server.url)
+    script = client.register_script(ECHO)
+    script(keys=["counter"], args=[0, "loaded"])
+    before = commands_run(client)
+    answers = scripts_in_one_trip(script, [(["counter"], [1, "a"]), (["other"], [5, "b"]), (["counter"], [2, "c"])])
+    after = commands_run(client)
+    assert answers == [[1, b"a"], [5, b"b"], [3, b"c"]]
+    assert after["cmdstat_evalsha"] - before["cmdstat_evalsha"] == 3
+    assert after.get("cmdstat_script|exists", 0) == before.get("cmdstat_script|exists", 0)
+    assert after.get("cmdstat_script|load", 0) == before.get("cmdstat_script|load", 0)
+
+
+def test_scripts_in_one_trip_after_a_flush_load_the_script_and_run_each_call_once(server):
+    client = redis.Redis.from_url(server.url)
+    script = client.register_script(ECHO)
+    script(keys=["counter"], args=[0, "loaded"])
+    client.script_flush()
+    answers = scripts_in_one_trip(script, [(["counter"], [1, "a"]), (["counter"], [2, "b"])])
+    assert answers == [[1, b"a"], [3, b"b"]]
+    assert int(client.get("counter")) == 3  # each ran once: none twice, none lost
+    assert scripts_in_one_trip(script, [(["counter"], [4, "c"])]) == [[7, b"c"]]
+
+
+def test_scripts_in_one_trip_raise_the_scripts_own_error_after_every_call_ran(server):
+    client = redis.Redis.from_url(server.url)
+    script = client.register_script(ECHO)
+    client.set("text", "not a number")
+    with pytest.raises(redis.ResponseError, match="not an integer"):
+        scripts_in_one_trip(script, [(["counter"], [1, "a"]), (["text"], [1, "b"]), (["counter"], [2, "c"])])
+    assert int(client.get("counter")) == 3

@@ -91,11 +91,33 @@ def test_a_commits_deliveries_pass_the_gate_in_one_call_as_one_by_one(gate, sett
     assert [admission.admitted for admission in admissions] == [True, True, True, False, True, False]
     assert admissions[3].retry_in is None  # waits for a slot to free
     assert 0 < admissions[5].retry_in <= 1.0  # waits for the rate limit's interval
-    if isinstance(gate, RedisGate):  # the scripts ran once per delivery, in one pipeline
+    if isinstance(gate, RedisGate):  # the scripts ran once per delivery, in one pipeline, unasked
         after = redis.Redis.from_url(settings.REDIS_URL).info("commandstats")
-        ran = after.get("cmdstat_evalsha", {}).get("calls", 0) - commands.get("cmdstat_evalsha", {}).get("calls", 0)
-        assert ran == len(requests)
+
+        def calls(stats, name):
+            return stats.get(name, {}).get("calls", 0)
+
+        assert calls(after, "cmdstat_evalsha") - calls(commands, "cmdstat_evalsha") == len(requests)
+        assert calls(after, "cmdstat_script|exists") == calls(commands, "cmdstat_script|exists")
     assert gate.in_flight(busy) == 2 and gate.in_flight(other) == 1
+
+
+def test_the_gate_answers_after_redis_forgot_its_scripts(settings):
+    """A Redis restarted (or flushed) since the gate loaded its scripts: each delivery of a commit
+    passes once, and a reap after it too."""
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.flushdb()
+    gate = RedisGate(settings.REDIS_URL)
+    webhook_id = uuid.uuid4()
+    assert gate.acquire(webhook_id=webhook_id, delivery_id=1, cap=2, hold_seconds=60, rate=None).admitted
+    client.script_flush()
+    admissions = gate.acquire_many([(webhook_id, 2, None), (webhook_id, 3, None)], cap=2, hold_seconds=60)
+    assert [admission.admitted for admission in admissions] == [True, False]
+    assert gate.in_flight(webhook_id) == 2
+    client.script_flush()
+    assert gate.reap_many([webhook_id], cap=2) == []
 
 
 def test_enqueue_waiting_hands_back_the_oldest(gate):
