@@ -244,7 +244,7 @@ def seeded_caller() -> dict:
 
 def _seeded(*, user, api_key: str, team, schedule, event_types: list, t0: datetime) -> dict:
     from scheduling.models import Booking, EventType, Schedule
-    from scheduling.selectors.slots import slot_request_for
+    from scheduling.selectors.slot_sources import slot_request_for
     from scheduling.slots import free_slots
 
     post_event_type = EventType.objects.select_related("owner", "schedule").get(pk=event_types[1].pk)

@@ -1,8 +1,8 @@
-"""The connected-calendar operations of the v2 document (calv2.views.calendars), merged into
-`calv2.openapi.build`."""
+"""The connected-calendar operations of the v2 document (calv2.views.calendars), built with
+calv2.openapi_base's pieces and merged into `calv2.openapi.build`."""
 
-from calv2 import openapi as base
-from calv2.openapi import (
+from calv2.openapi_base import (
+    BOOKING_UID,
     BOOLEAN,
     DATE_TIME,
     INTEGER,
@@ -304,7 +304,7 @@ def paths() -> dict:
                 "Bookings",
                 "The calendar events written for a booking",
                 {"200": _answer(_success({"type": "array", "items": _ref("BookingReference")}))},
-                parameters=[base.BOOKING_UID],
+                parameters=[BOOKING_UID],
                 errors=(404,),
             )
         },

@@ -11,43 +11,32 @@ import functools
 from django.conf import settings
 from django.http import JsonResponse
 
-from calv2 import team_openapi
-from calv2.versions import KNOWN
+from calv2 import calendars_openapi, openapi_extras, team_openapi
+from calv2.openapi_base import (
+    BOOKING_UID,
+    BOOLEAN,
+    DATE_TIME,
+    FREE_OBJECT,
+    INTEGER,
+    NULLABLE_INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    _answer,
+    _booking_action,
+    _errors,
+    _object,
+    _operation,
+    _path,
+    _query,
+    _ref,
+    _success,
+)
 from calv2.wire import EXCEPTIONS
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
 from core.idempotency import WRITE_METHODS
 from core.openapi import IDEMPOTENCY_PARAMETER as V1_IDEMPOTENCY_PARAMETER
 from core.openapi import REPLAYED_HEADERS
 from webhooks.models import WebhookTrigger
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _object(properties: dict, required: list[str] | None = None, *, extra: bool = False) -> dict:
-    schema = {"type": "object", "properties": properties, "additionalProperties": extra}
-    schema["required"] = list(properties) if required is None else required
-    if not schema["required"]:
-        del schema["required"]
-    return schema
-
-
-STRING = {"type": "string"}
-NULLABLE_STRING = {"type": "string", "nullable": True}
-INTEGER = {"type": "integer"}
-NULLABLE_INTEGER = {"type": "integer", "nullable": True}
-BOOLEAN = {"type": "boolean"}
-DATE_TIME = {"type": "string", "format": "date-time"}
-FREE_OBJECT = {"type": "object", "additionalProperties": True}
-
-
-def _success(data_schema: dict, *, pagination: dict | None = None) -> dict:
-    properties = {"status": {"type": "string", "enum": ["success"]}, "data": data_schema}
-    if pagination is not None:
-        properties["pagination"] = pagination
-    return _object(properties)
-
 
 PERSON = _object({"id": INTEGER, "name": STRING, "email": STRING, "username": STRING, "timeZone": STRING})
 ATTENDEE = _object(
@@ -581,17 +570,6 @@ BOOKING_CANCEL = {
 
 # --- operations -------------------------------------------------------------------------------
 
-VERSION_PARAMETER = {
-    "name": "cal-api-version",
-    "in": "header",
-    "required": False,
-    "schema": {"type": "string", "example": KNOWN[-1]},
-    "description": (
-        "Any value is accepted; an absent or unknown one is 2024-04-15 (docs/migrating-from-cal.md, Versions)."
-    ),
-}
-
-
 # v1's header, with the v2 answers it can give.
 IDEMPOTENCY_PARAMETER = {
     "name": IDEMPOTENCY_HEADER,
@@ -618,48 +596,6 @@ def _idempotent_writes(paths: dict) -> dict:
                 if code.startswith("2"):
                     operation["responses"][code] = {**answer, "headers": REPLAYED_HEADERS}
     return paths
-
-
-def _query(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
-    return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
-
-
-def _path(name: str, schema: dict) -> dict:
-    return {"name": name, "in": "path", "required": True, "schema": schema}
-
-
-def _errors(*statuses: int) -> dict:
-    error = {"description": "Error", "content": {"application/json": {"schema": _ref("Error")}}}
-    return {
-        str(code): {**error, "description": EXCEPTIONS[code][1]}
-        for code in sorted({400, 401, 413, 414, 415, 429, 500, 503, *statuses})
-    }
-
-
-def _answer(schema: dict, description: str = "OK") -> dict:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _operation(operation_id: str, tag: str, summary: str, responses: dict, *, parameters=(), body=None, errors=()):
-    operation = {
-        "operationId": operation_id,
-        "tags": [tag],
-        "summary": summary,
-        "parameters": [VERSION_PARAMETER, *parameters],
-        "responses": {**responses, **_errors(403, *errors)},
-    }
-    if body is not None:
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
-    return operation
-
-
-def _booking_action(operation_id: str, summary: str, responses: dict, *, body=None, tag="Bookings") -> dict:
-    """POST /v2/bookings/{bookingUid}/<action>: on a booking the caller sees (else 404), refused
-    with a 409 when the booking's state does not allow it."""
-    operation = _operation(
-        operation_id, tag, summary, responses, parameters=[BOOKING_UID], body=body, errors=(404, 409)
-    )
-    return {"post": operation}
 
 
 PAGE = [
@@ -694,7 +630,6 @@ BOOKING_FILTERS = [
 WEBHOOK_ID = _path("webhookId", {"type": "string", "format": "uuid"})
 EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
 SCHEDULE_ID = _path("scheduleId", {"type": "integer"})
-BOOKING_UID = _path("bookingUid", {"type": "string"})
 ONE_WEBHOOK = _answer(_success(_ref("Webhook")))
 WEBHOOK_LIST = _answer(_success({"type": "array", "items": _ref("Webhook")}))
 
@@ -746,8 +681,6 @@ def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
 
 
 def build() -> dict:
-    from calv2 import calendars_openapi
-
     user_webhooks, user_webhook = _webhook_operations("webhooks", [], "Webhooks")
     event_type_webhooks, event_type_webhook = _webhook_operations(
         "eventTypeWebhooks", [EVENT_TYPE_ID], "Event Types / Webhooks"
@@ -1030,8 +963,6 @@ def build() -> dict:
         ),
         **team_openapi.reassign_paths(operation=_operation, answer=_answer, success=_success, path=_path),
     }
-    from calv2 import openapi_extras  # built with this module's helpers
-
     paths["/v2/bookings/{bookingUid}/attendees"]["get"] = openapi_extras.attendee_list_operation()
     paths["/v2/event-types/{eventTypeId}/webhooks"]["delete"] = openapi_extras.event_type_webhooks_delete_operation()
     paths.update(openapi_extras.paths())

@@ -1,9 +1,9 @@
 """Operations of the v2 document that Cal.com's MCP server, CLI and mobile app call beyond the
 integrations' core (attendees and guests of a booking, conferencing apps, the OAuth 2.0 token
-endpoint and client facts), built with calv2.openapi's helpers and added to its paths by
-`calv2.openapi.build`."""
+endpoint and client facts), built with calv2.openapi_base's pieces and added to the document's
+paths by `calv2.openapi.build`."""
 
-from calv2.openapi import (
+from calv2.openapi_base import (
     BOOKING_UID,
     INTEGER,
     NULLABLE_STRING,

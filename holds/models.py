@@ -1,6 +1,6 @@
 """Time taken out of a host's availability without a booking: slot reservations (a booker's
 short hold on one slot) and out-of-office entries. Both are busy time for GET /slots and for
-every booking (scheduling.selectors.slots reads `holds.selectors.held_time`)."""
+every booking (scheduling.selectors.slot_sources reads `holds.selectors.held_time`)."""
 
 import uuid
 

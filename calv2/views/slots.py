@@ -13,8 +13,7 @@ from core.query import Boolean, Choice, Instant, Integer, ListOf, QueryParameter
 from core.scopes import (
     READ_BOOKING,
 )
-from scheduling.selectors.slots import available_slots
-from scheduling.selectors.team_slots import slots_with_hosts
+from scheduling.selectors.slots import available_slots, slots_with_hosts
 from scheduling.services.booking_requests import event_type_named, refuse_unsupported
 
 

@@ -46,7 +46,7 @@ Each piece: what it replaces; its gain; what answers instead when the switch is 
 Outside this room, each with its own off path: `scheduling/services/schedules.py` writes a new
 schedule and locks its owner in one statement (the ORM's `save()` after the lock when off); the
 compiled lookups of `accounts/authentication.py`, `scheduling/selectors/event_types.py`,
-`scheduling/selectors/slots.py` and `webhooks/selectors.py` are `CompiledQuery`/`CompiledValues`.
+`scheduling/selectors/slot_sources.py` and `webhooks/selectors.py` are `CompiledQuery`/`CompiledValues`.
 Not switched: `core/renderers.py` (orjson, the API's renderer with its number rules, tested equal
 to DRF's bytes) and `core/pagination.py` (no COUNT when the page ends the list: the same total).
 

@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef
 
 from accounts.models import Membership, Team, User
 from scheduling.models import Schedule
-from scheduling.selectors.slots import _busy, _rules
+from scheduling.selectors.slot_sources import _busy, _rules
 from scheduling.slots import SlotRequest, _merge, available_windows
 from scheduling.team_slots import intersect
 

@@ -20,7 +20,7 @@ from django.db import connection
 from core.exceptions import Conflict
 from scheduling.limits import PeriodTotals, broken_limit, describe, local_midnight, span
 from scheduling.models import Booking, EventType
-from scheduling.selectors.slots import BLOCKING_STATUSES, INT4_KEY_SQL, event_type_schedule
+from scheduling.selectors.slot_sources import BLOCKING_STATUSES, INT4_KEY_SQL, event_type_schedule
 
 # The first key of the event types' limit locks: "LIMT".
 LIMIT_LOCK_SPACE = 0x4C494D54

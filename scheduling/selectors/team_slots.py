@@ -1,22 +1,15 @@
 """The database side of a team event type's slots: each host's windows (from their default
 schedule, in its zone) and busy time (`_busy_query`: their bookings of every event type, and
 whatever else counts as busy there), handed to the pure `scheduling.team_slots` functions. The
-statements one host's slots run are run for every host at once (`_for_each`): two queries for the
-hosts' times, however many hosts there are."""
+statements one host's slots run (scheduling.selectors.slot_sources) are run for every host at once
+(`rows_for_each`): two queries for the hosts' times, however many hosts there are. GET /slots with
+who is free at each start, for any event type, is `scheduling.selectors.slots.slots_with_hosts`."""
 
 from datetime import datetime, timedelta
 
 from scheduling.models import EventType, Schedule
-from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
-from scheduling.selectors.slots import (
-    _busy_query,
-    _rules_query,
-    _within_limits,
-    available_slots,
-    event_type_host,
-    rows_for_each,
-    rules_of_rows,
-)
+from scheduling.selectors.hosts import TeamHost, team_hosts
+from scheduling.selectors.slot_sources import _busy_query, _rules_query, rows_for_each, rules_of_rows
 from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
 from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots, team_starts
 
@@ -175,50 +168,3 @@ def team_available_slots(
     of `team_free_hosts` without who is free at each (`scheduling.team_slots.team_starts`)."""
     starts = team_starts(*_hosts_and_rules(event_type, range_start, range_end, now, exclude_booking_id))
     return group_seconds_by_day(starts, time_zone)
-
-
-def _person(user) -> dict:
-    return {"id": user.pk, "name": user.name, "username": user.username, "timeZone": user.time_zone}
-
-
-def slots_with_hosts(
-    *,
-    event_type: EventType,
-    range_start: datetime,
-    range_end: datetime,
-    time_zone: str,
-    now: datetime,
-    exclude_booking_id: int | None = None,
-) -> dict[str, list[dict]]:
-    """GET /slots with, on each slot, `hosts`: who is free then. For a round-robin event type, the
-    round-robin hosts one of whom would be assigned (fixed hosts attend every slot); for a
-    collective one, every host; for a personal event type, its owner."""
-    if not is_team_hosted(event_type):
-        grouped = available_slots(
-            event_type=event_type,
-            range_start=range_start,
-            range_end=range_end,
-            time_zone=time_zone,
-            now=now,
-            exclude_booking_id=exclude_booking_id,
-        )
-        host = event_type_host(event_type)
-        return {day: [{**slot, "hosts": [_person(host)]} for slot in slots] for day, slots in grouped.items()}
-    hosts = team_hosts(event_type)
-    people = {host.user.pk: _person(host.user) for host in hosts}
-    free = team_free_hosts(
-        event_type=event_type,
-        range_start=range_start,
-        range_end=range_end,
-        now=now,
-        exclude_booking_id=exclude_booking_id,
-        hosts=hosts,
-    )
-    grouped = group_seconds_by_day(free, time_zone)
-    # `group_seconds_by_day` keeps the order of `free` (by start): the nth slot is the nth start.
-    free_hosts = iter(free.values())
-    grouped = {
-        day: [{**slot, "hosts": [people[user_id] for user_id in next(free_hosts)]} for slot in slots]
-        for day, slots in grouped.items()
-    }
-    return _within_limits(event_type, grouped, exclude_booking_id)

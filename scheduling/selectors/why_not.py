@@ -24,7 +24,7 @@ from holds.selectors import held_time
 from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.limits import has_limits, limit_reasons
-from scheduling.selectors.slots import _busy_query, event_type_host, event_type_schedule
+from scheduling.selectors.slot_sources import _busy_query, event_type_host, event_type_schedule
 from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
 from scheduling.team_slots import HostTimes, free_at, team_slots
 

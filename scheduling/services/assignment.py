@@ -34,7 +34,7 @@ from scheduling.models import Booking, BookingHost, BookingStatus, EventType, Sc
 from scheduling.payloads import booking_payload
 from scheduling.selectors.bookings import booking_for_update, booking_is_managed_by
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
-from scheduling.selectors.slots import LOCK_PEOPLE_SQL, PERSON_LOCK_SPACE, event_type_host
+from scheduling.selectors.slot_sources import LOCK_PEOPLE_SQL, PERSON_LOCK_SPACE, event_type_host
 from scheduling.selectors.team_slots import team_slot_hosts
 from webhooks.models import WebhookTrigger
 from webhooks.outbox import create_deliveries

@@ -31,7 +31,8 @@ from scheduling.payloads import booking_payload
 from scheduling.recurrence import Recurrence, occurrence_starts
 from scheduling.selectors.bookings import booking_for_update
 from scheduling.selectors.limits import check_booking_limits
-from scheduling.selectors.slots import event_type_host, event_type_schedule, offered_occurrences
+from scheduling.selectors.slot_sources import event_type_host, event_type_schedule
+from scheduling.selectors.slots import offered_occurrences
 from scheduling.services.assignment import lock_people
 from scheduling.services.bookings import (
     ACTIVE_STATUSES,

@@ -14,7 +14,8 @@ from core.exceptions import Conflict, NotFound
 from holds.models import SlotReservation
 from holds.services import reservation_check_owner, reservation_minutes, reservation_save
 from scheduling.selectors.event_types import event_type_bookable
-from scheduling.selectors.slots import event_type_host, slot_is_offered
+from scheduling.selectors.slot_sources import event_type_host
+from scheduling.selectors.slots import slot_is_offered
 
 
 def _hold(

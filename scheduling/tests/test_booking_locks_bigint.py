@@ -4,7 +4,7 @@ id's low 32 bits as an int4, so an id of PostgreSQL's int4 range is its own key.
 import pytest
 from django.db import connection, transaction
 
-from scheduling.selectors.slots import PERSON_LOCK_SPACE
+from scheduling.selectors.slot_sources import PERSON_LOCK_SPACE
 from scheduling.services.assignment import lock_people
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from accounts.tests.factories import ApiKeyFactory, MembershipFactory, TeamFacto
 from scheduling.models import EventType, Schedule
 from scheduling.selectors import event_types
 from scheduling.selectors.event_types import event_type_bookable
-from scheduling.selectors.slots import event_type_host, event_type_schedule
+from scheduling.selectors.slot_sources import event_type_host, event_type_schedule
 from scheduling.tests.factories import EventTypeFactory, ScheduleFactory
 from webhooks.models import WebhookDelivery, WebhookTrigger
 from webhooks.tests.factories import WebhookFactory

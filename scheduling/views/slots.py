@@ -12,8 +12,7 @@ from core.query import Boolean, Instant, Integer, QueryParameters, TimeZone
 from core.scopes import READ_BOOKING
 from core.viewsets import ResourceViewSet
 from scheduling.selectors.event_types import event_type_bookable
-from scheduling.selectors.slots import available_slots
-from scheduling.selectors.team_slots import slots_with_hosts
+from scheduling.selectors.slots import available_slots, slots_with_hosts
 from scheduling.services.recurring import checked_count
 
 
