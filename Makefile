@@ -66,22 +66,36 @@ run: venv ## Serve the demo on RUN_ADDRESS (default 127.0.0.1:8000) with Postgre
 # where conftest.py also answers every read with it on and fails on any byte of difference. That
 # pass runs beside the whole suite, in its own process with its own test database
 # (FAST_PATHS_OFF_DATABASE_URL, default DATABASE_URL's name + `_fast_paths_off`) and Redis database
-# (FAST_PATHS_OFF_REDIS_URL, default redis://127.0.0.1:6379/9); its output is printed after the
-# suite's, and either failing fails `make test`.
+# (FAST_PATHS_OFF_REDIS_URL, default redis://127.0.0.1:6379/9).
 API_SUITES := accounts holds scheduling payments webhooks notifications calendars calv2 private_links
 FAST_PATHS_OFF := FAST_PATHS=0 \
 	DATABASE_URL=$${FAST_PATHS_OFF_DATABASE_URL:-$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/scheduling}_fast_paths_off} \
 	REDIS_URL=$${FAST_PATHS_OFF_REDIS_URL:-redis://127.0.0.1:6379/9}
+# The drills whose time is mostly waiting on real processes (`make run`, outages, failovers, killed
+# workers, beat's lock, the telemetry of live processes; each on servers of its own, on free ports)
+# run in that second process after that pass, with the speed machinery on, in their own test
+# database (LIVE_DATABASE_URL, default DATABASE_URL's name + `_live`) and Redis database
+# (LIVE_REDIS_URL, default redis://127.0.0.1:6379/10), so that the two processes take about as
+# long; the whole suite leaves them out. Their output is printed after the suite's, and any of the
+# three failing fails `make test`.
+LIVE_SUITES := devserver tests/test_outages_live.py tests/test_failover_postgres.py tests/test_failover_redis.py \
+	tests/test_beat_lock.py tests/test_idempotency_key_crash.py webhooks/tests/test_killed_worker_drill.py \
+	observability/tests/test_observability_live.py
+LIVE := DATABASE_URL=$${LIVE_DATABASE_URL:-$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/scheduling}_live} \
+	REDIS_URL=$${LIVE_REDIS_URL:-redis://127.0.0.1:6379/10}
 
 test: venv-dev browser pooler deploy-tools ## Run the test suite (and the API suites with FAST_PATHS=0), the production smoke run, lint and the migration check (PostgreSQL, Redis)
-	@mkdir -p var; \
-	$(TEST_SETTINGS) $(FAST_PATHS_OFF) $(BIN)/python -m pytest -p no:cacheprovider $(API_SUITES) \
-		>var/fast-paths-off.log 2>&1 & off=$$!; \
-	$(TEST_SETTINGS) $(BIN)/python -m pytest; whole=$$?; \
-	wait $$off; plain=$$?; \
+	@mkdir -p var; rm -f var/beside.status; \
+	{ $(TEST_SETTINGS) $(FAST_PATHS_OFF) $(BIN)/python -m pytest -p no:cacheprovider $(API_SUITES) \
+		>var/fast-paths-off.log 2>&1; off=$$?; \
+	  $(TEST_SETTINGS) $(LIVE) $(BIN)/python -m pytest -p no:cacheprovider $(LIVE_SUITES) >var/live.log 2>&1; \
+	  echo "$$off $$?" >var/beside.status; } & beside=$$!; \
+	$(TEST_SETTINGS) $(BIN)/python -m pytest $(addprefix --ignore=,$(LIVE_SUITES)); whole=$$?; \
+	wait $$beside; read plain live <var/beside.status; \
 	echo "== The API suites with FAST_PATHS=0 (var/fast-paths-off.log) =="; cat var/fast-paths-off.log; \
-	echo "== pytest exit status: the whole suite $$whole, the API suites with FAST_PATHS=0 $$plain =="; \
-	test $$whole -eq 0 && test $$plain -eq 0
+	echo "== The drills of live processes (var/live.log) =="; cat var/live.log; \
+	echo "== pytest exit status: the whole suite $$whole, the API suites with FAST_PATHS=0 $$plain, the drills $$live =="; \
+	test $$whole -eq 0 && test $$plain -eq 0 && test $$live -eq 0
 	$(SMOKE)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -90,13 +104,6 @@ test: venv-dev browser pooler deploy-tools ## Run the test suite (and the API su
 	$(TEST_SETTINGS) DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 		$(BIN)/python manage.py makemigrations --check --dry-run
 
-# README's "Running in production", run as written (docs/operations.md, "The production smoke run"):
-# a virtualenv from requirements.txt alone (cached by the lock's hash in SMOKE_CACHE_DIR, default
-# ~/.cache/scheduling-smoke), gunicorn, a Celery worker and beat on a fresh database
-# (SMOKE_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sched_smoke, dropped and created)
-# and an emptied Redis database (SMOKE_REDIS_URL, default redis://127.0.0.1:6379/8), then over HTTP:
-# OAuth with PKCE, a booking moved and cancelled, each signed webhook received once; then again
-# with two web servers and two workers, and with two beats.
 SMOKE := SMOKE_PYTHON=$${SMOKE_PYTHON:-$(PYTHON)} $(BIN)/python -m smoke
 smoke: venv-dev ## The production configuration end to end, from requirements.txt alone (PostgreSQL, Redis)
 	$(SMOKE)
