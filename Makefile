@@ -78,7 +78,7 @@ FAST_PATHS_OFF := FAST_PATHS=0 \
 # (LIVE_REDIS_URL, default redis://127.0.0.1:6379/10), so that the two processes take about as
 # long; the whole suite leaves them out. Their output is printed after the suite's, and any of the
 # three failing fails `make test`.
-LIVE_SUITES := devserver tests/test_outages_live.py tests/test_failover_postgres.py tests/test_failover_redis.py \
+LIVE_SUITES := devserver/tests tests/test_outages_live.py tests/test_failover_postgres.py tests/test_failover_redis.py \
 	tests/test_beat_lock.py tests/test_idempotency_key_crash.py webhooks/tests/test_killed_worker_drill.py \
 	observability/tests/test_observability_live.py
 LIVE := DATABASE_URL=$${LIVE_DATABASE_URL:-$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/scheduling}_live} \
@@ -104,6 +104,13 @@ test: venv-dev browser pooler deploy-tools ## Run the test suite (and the API su
 	$(TEST_SETTINGS) DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 		$(BIN)/python manage.py makemigrations --check --dry-run
 
+# README's "Running in production", run as written (docs/operations.md, "The production smoke run"):
+# a virtualenv from requirements.txt alone (cached by the lock's hash in SMOKE_CACHE_DIR, default
+# ~/.cache/scheduling-smoke), gunicorn, a Celery worker and beat on a fresh database
+# (SMOKE_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sched_smoke, dropped and created)
+# and an emptied Redis database (SMOKE_REDIS_URL, default redis://127.0.0.1:6379/8), then over HTTP:
+# OAuth with PKCE, a booking moved and cancelled, each signed webhook received once; then again
+# with two web servers and two workers, and with two beats.
 SMOKE := SMOKE_PYTHON=$${SMOKE_PYTHON:-$(PYTHON)} $(BIN)/python -m smoke
 smoke: venv-dev ## The production configuration end to end, from requirements.txt alone (PostgreSQL, Redis)
 	$(SMOKE)

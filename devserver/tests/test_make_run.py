@@ -54,6 +54,14 @@ def rundev_env(var_dir: Path) -> dict:
     }
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C and Ctrl-\\ as a terminal's shell leaves them to a command it starts: handled by default.
+    A suite started in the background by a shell (as `make test` runs one of its two processes)
+    inherits both ignored, and so would `make run`: make would then wait out Ctrl-C and exit 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 class Service:
     """One `rundev` (what `make run` execs), its output in a file, the pids it reported. With
     `through_make`, `make run` itself, as a person types it (the autoreloader included)."""
@@ -76,6 +84,7 @@ class Service:
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_as_from_a_terminal,
         )
         self.pids = self._wait_for_banner()
 
