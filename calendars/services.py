@@ -44,7 +44,7 @@ def _refused(error: ProviderError, field: str) -> ApplicationError:
     return ApplicationError(str(error), errors={field: [str(error)]})
 
 
-def _ensure_destination(user, calendars: list[ExternalCalendar]) -> None:
+def ensure_destination(user, calendars: list[ExternalCalendar]) -> None:
     writable = [calendar for calendar in calendars if not calendar.read_only]
     if writable and not DestinationCalendar.objects.filter(user=user).exists():
         DestinationCalendar.objects.create(user=user, calendar=writable[0])
@@ -79,7 +79,7 @@ def connect_caldav(*, user, kind: str, url: str, username: str, password: str) -
         )
         for calendar in found
     )
-    _ensure_destination(user, calendars)
+    ensure_destination(user, calendars)
     enqueue_refresh(connection.pk)
     return connection
 

@@ -9,24 +9,26 @@ from calv2.openapi_base import (
     NULLABLE_INTEGER,
     NULLABLE_STRING,
     STRING,
-    _answer,
-    _object,
-    _operation,
-    _path,
-    _query,
-    _ref,
-    _success,
+    object_schema,
+    operation_of,
+    path_parameter,
+    query_parameter,
+    response_of,
+    schema_ref,
+    success_schema,
 )
 
 INTEGRATION = {
     "type": "string",
     "enum": ["apple_calendar", "caldav_calendar", "ics-feed_calendar", "google_calendar", "office365_calendar"],
 }
-CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav", "ics-feed", "google", "office365"]})
-CREDENTIALS_PATH = _path("calendar", {"type": "string", "enum": ["apple", "caldav"]})
-OAUTH_CALENDAR_PATH = _path("calendar", {"type": "string", "enum": ["google", "office365"]})
+CALENDAR_PATH = path_parameter(
+    "calendar", {"type": "string", "enum": ["apple", "caldav", "ics-feed", "google", "office365"]}
+)
+CREDENTIALS_PATH = path_parameter("calendar", {"type": "string", "enum": ["apple", "caldav"]})
+OAUTH_CALENDAR_PATH = path_parameter("calendar", {"type": "string", "enum": ["google", "office365"]})
 
-CALENDAR = _object(
+CALENDAR = object_schema(
     {
         "externalId": STRING,
         "name": STRING,
@@ -39,9 +41,9 @@ CALENDAR = _object(
         "timeZone": STRING,
     }
 )
-CONNECTED_CALENDAR = _object(
+CONNECTED_CALENDAR = object_schema(
     {
-        "integration": _object(
+        "integration": object_schema(
             {
                 "type": INTEGRATION,
                 "slug": STRING,
@@ -53,14 +55,16 @@ CONNECTED_CALENDAR = _object(
         ),
         "credentialId": INTEGER,
         "primary": {**CALENDAR, "nullable": True},
-        "calendars": {"type": "array", "items": _ref("Calendar")},
+        "calendars": {"type": "array", "items": schema_ref("Calendar")},
         "health": {
-            **_object({"healthy": BOOLEAN, "lastSuccessAt": {**DATE_TIME, "nullable": True}, "error": NULLABLE_STRING}),
+            **object_schema(
+                {"healthy": BOOLEAN, "lastSuccessAt": {**DATE_TIME, "nullable": True}, "error": NULLABLE_STRING}
+            ),
             "description": "This service's extension: whether the busy time read from it is current, and why not.",
         },
     }
 )
-DESTINATION_CALENDAR = _object(
+DESTINATION_CALENDAR = object_schema(
     {
         "id": INTEGER,
         "integration": INTEGRATION,
@@ -76,7 +80,7 @@ DESTINATION_CALENDAR = _object(
         "integrationTitle": STRING,
     }
 )
-CREDENTIAL = _object(
+CREDENTIAL = object_schema(
     {
         "id": INTEGER,
         "type": INTEGRATION,
@@ -86,10 +90,12 @@ CREDENTIAL = _object(
         "invalid": BOOLEAN,
     }
 )
-SELECTION = _object({"userId": INTEGER, "integration": INTEGRATION, "externalId": STRING, "credentialId": INTEGER})
-BUSY_TIME = _object({"start": DATE_TIME, "end": DATE_TIME, "source": STRING})
-REFERENCE = _object({"id": INTEGER, "type": STRING, "eventUid": STRING, "destinationCalendarId": NULLABLE_STRING})
-STATUS_ONLY = _object(
+SELECTION = object_schema(
+    {"userId": INTEGER, "integration": INTEGRATION, "externalId": STRING, "credentialId": INTEGER}
+)
+BUSY_TIME = object_schema({"start": DATE_TIME, "end": DATE_TIME, "source": STRING})
+REFERENCE = object_schema({"id": INTEGER, "type": STRING, "eventUid": STRING, "destinationCalendarId": NULLABLE_STRING})
+STATUS_ONLY = object_schema(
     {"status": {"type": "string", "enum": ["success"]}, "data": {"type": "object", "nullable": True}}, ["status"]
 )
 
@@ -116,16 +122,16 @@ def paths() -> dict:
     tag = "Calendars"
     return {
         "/v2/calendars": {
-            "get": _operation(
+            "get": operation_of(
                 "calendarsList",
                 tag,
                 "Connected calendars, which are selected, the destination, and each connection's health",
                 {
-                    "200": _answer(
-                        _success(
-                            _object(
+                    "200": response_of(
+                        success_schema(
+                            object_schema(
                                 {
-                                    "connectedCalendars": {"type": "array", "items": _ref("ConnectedCalendar")},
+                                    "connectedCalendars": {"type": "array", "items": schema_ref("ConnectedCalendar")},
                                     "destinationCalendar": {**DESTINATION_CALENDAR, "nullable": True},
                                 }
                             )
@@ -135,31 +141,37 @@ def paths() -> dict:
             )
         },
         "/v2/calendars/busy-times": {
-            "get": _operation(
+            "get": operation_of(
                 "calendarsBusyTimes",
                 tag,
                 "Busy times of the caller's selected calendars (the cached copy; never a live call)",
-                {"200": _answer(_success({"type": "array", "items": _ref("BusyTime")}))},
+                {"200": response_of(success_schema({"type": "array", "items": schema_ref("BusyTime")}))},
                 parameters=[
-                    _query("dateFrom", STRING, "ISO 8601 date or date-time.", required=True),
-                    _query("dateTo", STRING, "ISO 8601 date or date-time (a date: to its end).", required=True),
-                    _query("timeZone", STRING, "IANA zone of dateFrom/dateTo (or loggedInUsersTz)."),
-                    _query("loggedInUsersTz", STRING, "Deprecated name of timeZone."),
-                    _query(
+                    query_parameter("dateFrom", STRING, "ISO 8601 date or date-time.", required=True),
+                    query_parameter(
+                        "dateTo", STRING, "ISO 8601 date or date-time (a date: to its end).", required=True
+                    ),
+                    query_parameter("timeZone", STRING, "IANA zone of dateFrom/dateTo (or loggedInUsersTz)."),
+                    query_parameter("loggedInUsersTz", STRING, "Deprecated name of timeZone."),
+                    query_parameter(
                         "calendarsToLoad[0][credentialId]",
                         INTEGER,
                         "With calendarsToLoad[0][externalId] (and [1], [2] …): only these calendars.",
                     ),
-                    _query("calendarsToLoad[0][externalId]", STRING),
+                    query_parameter("calendarsToLoad[0][externalId]", STRING),
                 ],
             )
         },
         "/v2/calendars/ics-feed/save": {
-            "post": _operation(
+            "post": operation_of(
                 "calendarsIcsFeedSave",
                 tag,
                 "Subscribe to ICS feeds (each URL is fetched once now; read-only)",
-                {"201": _answer(_success(_ref("CalendarCredential")), "Created (the first feed's connection)")},
+                {
+                    "201": response_of(
+                        success_schema(schema_ref("CalendarCredential")), "Created (the first feed's connection)"
+                    )
+                },
                 body={
                     "type": "object",
                     "required": ["urls"],
@@ -171,19 +183,19 @@ def paths() -> dict:
             )
         },
         "/v2/calendars/ics-feed/check": {
-            "get": _operation(
+            "get": operation_of(
                 "calendarsIcsFeedCheck",
                 tag,
                 "Whether the caller's ICS feeds are connected and read (400 naming why not)",
-                {"200": _answer(STATUS_ONLY)},
+                {"200": response_of(STATUS_ONLY)},
             )
         },
         "/v2/calendars/{calendar}/credentials": {
-            "post": _operation(
+            "post": operation_of(
                 "calendarsCredentials",
                 tag,
                 "Connect Apple iCloud (username, app password) or a CalDAV server (this service's `caldav`: url too)",
-                {"201": _answer(STATUS_ONLY, "Connected")},
+                {"201": response_of(STATUS_ONLY, "Connected")},
                 parameters=[CREDENTIALS_PATH],
                 body={
                     "type": "object",
@@ -197,32 +209,32 @@ def paths() -> dict:
             )
         },
         "/v2/calendars/{calendar}/connect": {
-            "get": _operation(
+            "get": operation_of(
                 "calendarsConnect",
                 tag,
                 "The OAuth consent URL of Google Calendar or Microsoft 365 for the caller (signed state, PKCE)",
-                {"200": _answer(_success(_object({"authUrl": STRING})))},
+                {"200": response_of(success_schema(object_schema({"authUrl": STRING})))},
                 parameters=[
                     OAUTH_CALENDAR_PATH,
-                    _query(
+                    query_parameter(
                         "redir",
                         STRING,
                         "Where the browser goes after the callback: an http or https URL on a host the operator "
                         "lists, this service's, or one of the calling OAuth client's redirect URIs' hosts.",
                     ),
-                    _query("isDryRun", BOOLEAN, "Consent only: the callback stores nothing."),
+                    query_parameter("isDryRun", BOOLEAN, "Consent only: the callback stores nothing."),
                 ],
             )
         },
         "/v2/calendars/{calendar}/save": {
             "get": {
-                **_operation(
+                **operation_of(
                     "calendarsSave",
                     tag,
                     "The provider's OAuth callback: connects the account the state names, then redirects to `redir`",
                     {
-                        "200": _answer(
-                            _success({**CREDENTIAL, "nullable": True}),
+                        "200": response_of(
+                            success_schema({**CREDENTIAL, "nullable": True}),
                             "Connected (no `redir` was given; null for a dry run)",
                         ),
                         "301": {
@@ -232,9 +244,11 @@ def paths() -> dict:
                     },
                     parameters=[
                         OAUTH_CALENDAR_PATH,
-                        _query("state", STRING, "The state of the consent URL, as the provider sends it back."),
-                        _query("code", STRING, "The provider's authorization code."),
-                        _query("error", STRING, "The provider's error (the user refused)."),
+                        query_parameter(
+                            "state", STRING, "The state of the consent URL, as the provider sends it back."
+                        ),
+                        query_parameter("code", STRING, "The provider's authorization code."),
+                        query_parameter("error", STRING, "The provider's error (the user refused)."),
                     ],
                 ),
                 # The browser comes back from the provider with no credential: the signed state
@@ -243,53 +257,53 @@ def paths() -> dict:
             }
         },
         "/v2/calendars/{calendar}/check": {
-            "get": _operation(
+            "get": operation_of(
                 "calendarsCheck",
                 tag,
                 "Whether the caller's connection of this kind is read (400 naming why not)",
-                {"200": _answer(STATUS_ONLY)},
+                {"200": response_of(STATUS_ONLY)},
                 parameters=[CALENDAR_PATH],
             )
         },
         "/v2/calendars/{calendar}/disconnect": {
-            "post": _operation(
+            "post": operation_of(
                 "calendarsDisconnect",
                 tag,
                 "Disconnect a connection (its calendars and busy time are forgotten)",
-                {"200": _answer(_success(_ref("CalendarCredential")))},
+                {"200": response_of(success_schema(schema_ref("CalendarCredential")))},
                 parameters=[CALENDAR_PATH],
                 body={"type": "object", "required": ["id"], "properties": {"id": INTEGER}},
                 errors=(404,),
             )
         },
         "/v2/selected-calendars": {
-            "post": _operation(
+            "post": operation_of(
                 "selectedCalendarsAdd",
                 "Selected Calendars",
                 "Select a calendar: its busy time blocks slots",
-                {"201": _answer(_success(_ref("SelectedCalendar")), "Selected")},
+                {"201": response_of(success_schema(schema_ref("SelectedCalendar")), "Selected")},
                 body=SELECTION_BODY,
                 errors=(404,),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "selectedCalendarsRemove",
                 "Selected Calendars",
                 "Unselect a calendar: its busy time no longer blocks slots",
-                {"200": _answer(_success(_ref("SelectedCalendar")))},
+                {"200": response_of(success_schema(schema_ref("SelectedCalendar")))},
                 parameters=[
-                    _query("integration", INTEGRATION, required=True),
-                    _query("externalId", STRING, required=True),
-                    _query("credentialId", INTEGER, required=True),
+                    query_parameter("integration", INTEGRATION, required=True),
+                    query_parameter("externalId", STRING, required=True),
+                    query_parameter("credentialId", INTEGER, required=True),
                 ],
                 errors=(404,),
             ),
         },
         "/v2/destination-calendars": {
-            "put": _operation(
+            "put": operation_of(
                 "destinationCalendarsUpdate",
                 "Destination Calendars",
                 "Choose the calendar bookings are written into",
-                {"200": _answer(_success(_ref("SelectedCalendar")))},
+                {"200": response_of(success_schema(schema_ref("SelectedCalendar")))},
                 body={
                     "type": "object",
                     "required": ["integration", "externalId"],
@@ -299,11 +313,11 @@ def paths() -> dict:
             )
         },
         "/v2/bookings/{bookingUid}/references": {
-            "get": _operation(
+            "get": operation_of(
                 "bookingsReferences",
                 "Bookings",
                 "The calendar events written for a booking",
-                {"200": _answer(_success({"type": "array", "items": _ref("BookingReference")}))},
+                {"200": response_of(success_schema({"type": "array", "items": schema_ref("BookingReference")}))},
                 parameters=[BOOKING_UID],
                 errors=(404,),
             )

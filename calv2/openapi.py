@@ -16,20 +16,21 @@ from calv2.openapi_base import (
     BOOKING_UID,
     BOOLEAN,
     DATE_TIME,
+    EVENT_TYPE_ID,
     FREE_OBJECT,
     INTEGER,
     NULLABLE_INTEGER,
     NULLABLE_STRING,
     STRING,
-    _answer,
-    _booking_action,
-    _errors,
-    _object,
-    _operation,
-    _path,
-    _query,
-    _ref,
-    _success,
+    booking_action,
+    error_answers,
+    object_schema,
+    operation_of,
+    path_parameter,
+    query_parameter,
+    response_of,
+    schema_ref,
+    success_schema,
 )
 from calv2.wire import EXCEPTIONS
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -38,8 +39,8 @@ from core.openapi import IDEMPOTENCY_PARAMETER as V1_IDEMPOTENCY_PARAMETER
 from core.openapi import REPLAYED_HEADERS
 from webhooks.models import WebhookTrigger
 
-PERSON = _object({"id": INTEGER, "name": STRING, "email": STRING, "username": STRING, "timeZone": STRING})
-ATTENDEE = _object(
+PERSON = object_schema({"id": INTEGER, "name": STRING, "email": STRING, "username": STRING, "timeZone": STRING})
+ATTENDEE = object_schema(
     {
         "name": STRING,
         "email": STRING,
@@ -73,7 +74,7 @@ BOOKING_REQUIRED = [
     "guests",
     "bookingFieldsResponses",
 ]
-BOOKING = _object(
+BOOKING = object_schema(
     {
         "id": INTEGER,
         "uid": STRING,
@@ -85,7 +86,7 @@ BOOKING = _object(
         "end": DATE_TIME,
         "duration": INTEGER,
         "eventTypeId": NULLABLE_INTEGER,
-        "eventType": {**_object({"id": INTEGER, "slug": STRING}), "nullable": True},
+        "eventType": {**object_schema({"id": INTEGER, "slug": STRING}), "nullable": True},
         "meetingUrl": NULLABLE_STRING,
         "location": NULLABLE_STRING,
         "absentHost": BOOLEAN,
@@ -106,7 +107,7 @@ BOOKING = _object(
     },
     BOOKING_REQUIRED,
 )
-OFFSET_PAGINATION = _object(
+OFFSET_PAGINATION = object_schema(
     {
         "totalItems": {
             "type": "integer",
@@ -128,8 +129,8 @@ OFFSET_PAGINATION = _object(
         "hasPreviousPage": BOOLEAN,
     }
 )
-CURSOR_PAGINATION = _object({"nextCursor": NULLABLE_STRING, "hasMore": BOOLEAN})
-WEBHOOK = _object(
+CURSOR_PAGINATION = object_schema({"nextCursor": NULLABLE_STRING, "hasMore": BOOLEAN})
+WEBHOOK = object_schema(
     {
         "id": {"type": "string", "format": "uuid"},
         "triggers": {"type": "array", "items": {"type": "string", "enum": list(WebhookTrigger.values)}},
@@ -142,7 +143,7 @@ WEBHOOK = _object(
     },
     ["id", "triggers", "subscriberUrl", "active", "payloadTemplate"],
 )
-ME = _object(
+ME = object_schema(
     {
         "id": INTEGER,
         "username": STRING,
@@ -210,7 +211,7 @@ BOOKING_LIMITS_DURATION_INPUT = {
     ),
     "nullable": True,
 }
-EVENT_TYPE = _object(
+EVENT_TYPE = object_schema(
     {
         "id": INTEGER,
         "ownerId": NULLABLE_INTEGER,
@@ -227,7 +228,7 @@ EVENT_TYPE = _object(
         "beforeEventBuffer": INTEGER,
         "afterEventBuffer": INTEGER,
         "recurrence": {
-            **_object(
+            **object_schema(
                 {
                     "frequency": {"type": "string", "enum": ["yearly", "monthly", "weekly"]},
                     "interval": INTEGER,
@@ -286,7 +287,7 @@ EVENT_TYPE = _object(
         "reminders",
     ],
 )
-LEGACY_EVENT_TYPE = _object(
+LEGACY_EVENT_TYPE = object_schema(
     {
         "id": INTEGER,
         "title": STRING,
@@ -313,41 +314,43 @@ LEGACY_BOOKING = {
     "properties": {"id": INTEGER, "uid": STRING, "status": STRING, "startTime": DATE_TIME, "endTime": DATE_TIME},
     "additionalProperties": True,
 }
-LEGACY_BOOKINGS = _object(
+LEGACY_BOOKINGS = object_schema(
     {
-        "bookings": {"type": "array", "items": _ref("Booking_2024_04_15")},
+        "bookings": {"type": "array", "items": schema_ref("Booking_2024_04_15")},
         "recurringInfo": {"type": "array", "items": FREE_OBJECT},
         "nextCursor": NULLABLE_INTEGER,
     }
 )
-PROFILE = _object({"slug": STRING, "name": STRING})
-EVENT_TYPE_GROUPS = _object(
+PROFILE = object_schema({"slug": STRING, "name": STRING})
+EVENT_TYPE_GROUPS = object_schema(
     {
         "eventTypeGroups": {
             "type": "array",
-            "items": _object(
+            "items": object_schema(
                 {
                     "teamId": NULLABLE_INTEGER,
                     "profile": PROFILE,
-                    "eventTypes": {"type": "array", "items": _ref("EventType_2024_04_15")},
+                    "eventTypes": {"type": "array", "items": schema_ref("EventType_2024_04_15")},
                 }
             ),
         },
         "profiles": {"type": "array", "items": PROFILE},
     }
 )
-SLOT = _object({"start": STRING, "end": STRING, "hosts": {"type": "array", "items": team_openapi.SLOT_HOST}}, ["start"])
+SLOT = object_schema(
+    {"start": STRING, "end": STRING, "hosts": {"type": "array", "items": team_openapi.SLOT_HOST}}, ["start"]
+)
 SLOTS = {"type": "object", "additionalProperties": {"type": "array", "items": SLOT}}
-ERROR = _object(
+ERROR = object_schema(
     {
         "status": {"type": "string", "enum": ["error"]},
         "timestamp": DATE_TIME,
         "path": STRING,
-        "error": _object(
+        "error": object_schema(
             {
                 "code": {"type": "string", "enum": sorted({code for code, _ in EXCEPTIONS.values()})},
                 "message": STRING,
-                "details": _object(
+                "details": object_schema(
                     {
                         "message": STRING,
                         "error": STRING,
@@ -459,7 +462,7 @@ MARK_ABSENT = {
 }
 # Add-attendee's body is the booking's attendee; `phoneNumber` is validated, not kept.
 ADD_ATTENDEE = ATTENDEE_INPUT
-ADDED_ATTENDEE = _object({"id": INTEGER, "bookingId": INTEGER, **ATTENDEE["properties"]})
+ADDED_ATTENDEE = object_schema({"id": INTEGER, "bookingId": INTEGER, **ATTENDEE["properties"]})
 BOOKING_DECLINE = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 5000}}}
 ME_UPDATE = {
     "type": "object",
@@ -478,7 +481,7 @@ ME_UPDATE = {
         "defaultScheduleId": INTEGER,
     },
 }
-TEAM = _object(
+TEAM = object_schema(
     {
         "id": INTEGER,
         "name": STRING,
@@ -492,11 +495,11 @@ TEAM = _object(
 )
 HH_MM = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
 WEEKDAY_ENUM = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-WEEKLY = _object(
+WEEKLY = object_schema(
     {"days": {"type": "array", "items": {"type": "string", "enum": WEEKDAY_ENUM}}, "startTime": HH_MM, "endTime": HH_MM}
 )
-OVERRIDE = _object({"date": {"type": "string", "format": "date"}, "startTime": HH_MM, "endTime": HH_MM})
-SCHEDULE = _object(
+OVERRIDE = object_schema({"date": {"type": "string", "format": "date"}, "startTime": HH_MM, "endTime": HH_MM})
+SCHEDULE = object_schema(
     {
         "id": INTEGER,
         "ownerId": INTEGER,
@@ -554,8 +557,8 @@ EVENT_TYPE_CREATE = {
     },
 }
 EVENT_TYPE_UPDATE = {"type": "object", "properties": EVENT_TYPE_CREATE["properties"]}
-DELETED_EVENT_TYPE = _object({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
-TIME_ZONE = _object({"city": STRING, "timezone": STRING, "pop": INTEGER})
+DELETED_EVENT_TYPE = object_schema({"id": INTEGER, "lengthInMinutes": INTEGER, "title": STRING, "slug": STRING})
+TIME_ZONE = object_schema({"city": STRING, "timezone": STRING, "pop": INTEGER})
 BOOKING_CANCEL = {
     "type": "object",
     "properties": {
@@ -591,7 +594,7 @@ def _idempotent_writes(paths: dict) -> dict:
             if method.upper() not in WRITE_METHODS:
                 continue
             operation["parameters"] = [*operation["parameters"], IDEMPOTENCY_PARAMETER]
-            operation["responses"] = {**operation["responses"], **_errors(409, 422)}
+            operation["responses"] = {**operation["responses"], **error_answers(409, 422)}
             for code, answer in operation["responses"].items():
                 if code.startswith("2"):
                     operation["responses"][code] = {**answer, "headers": REPLAYED_HEADERS}
@@ -599,20 +602,20 @@ def _idempotent_writes(paths: dict) -> dict:
 
 
 PAGE = [
-    _query("take", {"type": "integer", "minimum": 1, "maximum": 250}),
-    _query("skip", {"type": "integer", "minimum": 0}),
+    query_parameter("take", {"type": "integer", "minimum": 1, "maximum": 250}),
+    query_parameter("skip", {"type": "integer", "minimum": 0}),
 ]
 STATUSES = {"type": "string", "enum": ["upcoming", "recurring", "past", "cancelled", "unconfirmed"]}
 BOOKING_FILTERS = [
-    _query("status", STATUSES, "Comma-separated list (2026-05-01: exactly one)."),
-    _query("attendeeEmail", {"type": "string"}),
-    _query("attendeeName", {"type": "string"}),
-    _query("eventTypeId", {"type": "integer"}),
-    _query("eventTypeIds", {"type": "string"}, "Comma-separated ids."),
-    _query("teamId", {"type": "integer"}),
-    _query("teamsIds", {"type": "string"}, "Comma-separated ids."),
+    query_parameter("status", STATUSES, "Comma-separated list (2026-05-01: exactly one)."),
+    query_parameter("attendeeEmail", {"type": "string"}),
+    query_parameter("attendeeName", {"type": "string"}),
+    query_parameter("eventTypeId", {"type": "integer"}),
+    query_parameter("eventTypeIds", {"type": "string"}, "Comma-separated ids."),
+    query_parameter("teamId", {"type": "integer"}),
+    query_parameter("teamsIds", {"type": "string"}, "Comma-separated ids."),
     *(
-        _query(name, {"type": "string"}, "ISO 8601 date-time or date.")
+        query_parameter(name, {"type": "string"}, "ISO 8601 date-time or date.")
         for name in (
             "afterStart",
             "beforeEnd",
@@ -622,36 +625,38 @@ BOOKING_FILTERS = [
             "beforeUpdatedAt",
         )
     ),
-    *(_query(name, {"type": "string", "enum": ["asc", "desc"]}) for name in ("sortStart", "sortEnd", "sortCreated")),
+    *(
+        query_parameter(name, {"type": "string", "enum": ["asc", "desc"]})
+        for name in ("sortStart", "sortEnd", "sortCreated")
+    ),
     *PAGE,
-    _query("limit", {"type": "integer", "minimum": 1, "maximum": 250}, "2026-05-01 only."),
-    _query("cursor", {"type": "string"}, "2026-05-01 only: pagination.nextCursor of the previous page."),
+    query_parameter("limit", {"type": "integer", "minimum": 1, "maximum": 250}, "2026-05-01 only."),
+    query_parameter("cursor", {"type": "string"}, "2026-05-01 only: pagination.nextCursor of the previous page."),
 ]
-WEBHOOK_ID = _path("webhookId", {"type": "string", "format": "uuid"})
-EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
-SCHEDULE_ID = _path("scheduleId", {"type": "integer"})
-ONE_WEBHOOK = _answer(_success(_ref("Webhook")))
-WEBHOOK_LIST = _answer(_success({"type": "array", "items": _ref("Webhook")}))
+WEBHOOK_ID = path_parameter("webhookId", {"type": "string", "format": "uuid"})
+SCHEDULE_ID = path_parameter("scheduleId", {"type": "integer"})
+ONE_WEBHOOK = response_of(success_schema(schema_ref("Webhook")))
+WEBHOOK_LIST = response_of(success_schema({"type": "array", "items": schema_ref("Webhook")}))
 
 
 def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
     errors = (404,) if parameters else ()
     collection = {
-        "get": _operation(
+        "get": operation_of(
             f"{prefix}List", tag, "List webhooks", {"200": WEBHOOK_LIST}, parameters=[*parameters, *PAGE], errors=errors
         ),
-        "post": _operation(
+        "post": operation_of(
             f"{prefix}Create",
             tag,
             "Create a webhook",
-            {"201": _answer(_success(_ref("Webhook")), "Created")},
+            {"201": response_of(success_schema(schema_ref("Webhook")), "Created")},
             parameters=parameters,
             body=WEBHOOK_CREATE,
             errors=(409, *errors),
         ),
     }
     item = {
-        "get": _operation(
+        "get": operation_of(
             f"{prefix}Get",
             tag,
             "Get a webhook",
@@ -659,7 +664,7 @@ def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
             parameters=[*parameters, WEBHOOK_ID],
             errors=(404,),
         ),
-        "patch": _operation(
+        "patch": operation_of(
             f"{prefix}Update",
             tag,
             "Update a webhook",
@@ -668,7 +673,7 @@ def _webhook_operations(prefix: str, parameters: list, tag: str) -> dict:
             body=WEBHOOK_UPDATE,
             errors=(404, 409),
         ),
-        "delete": _operation(
+        "delete": operation_of(
             f"{prefix}Delete",
             tag,
             "Delete a webhook",
@@ -687,94 +692,117 @@ def build() -> dict:
     )
     booking_list = {
         "oneOf": [
-            _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("OffsetPagination")),
-            _success({"type": "array", "items": _ref("Booking_2024_08_13")}, pagination=_ref("CursorPagination")),
-            _success(LEGACY_BOOKINGS),
+            success_schema(
+                {"type": "array", "items": schema_ref("Booking_2024_08_13")}, pagination=schema_ref("OffsetPagination")
+            ),
+            success_schema(
+                {"type": "array", "items": schema_ref("Booking_2024_08_13")}, pagination=schema_ref("CursorPagination")
+            ),
+            success_schema(LEGACY_BOOKINGS),
         ]
     }
     event_types = {
         "oneOf": [
-            _success({"type": "array", "items": _ref("EventType_2024_06_14")}),
-            _success(_ref("EventTypeGroups_2024_04_15")),
+            success_schema({"type": "array", "items": schema_ref("EventType_2024_06_14")}),
+            success_schema(schema_ref("EventTypeGroups_2024_04_15")),
         ]
     }
-    one_booking = _answer(_success(_ref("Booking_2024_08_13")))
-    one_event_type = _answer(_success(_ref("EventType_2024_06_14")))
-    one_schedule = _answer(_success(_ref("Schedule_2024_06_11")))
+    one_booking = response_of(success_schema(schema_ref("Booking_2024_08_13")))
+    one_event_type = response_of(success_schema(schema_ref("EventType_2024_06_14")))
+    one_schedule = response_of(success_schema(schema_ref("Schedule_2024_06_11")))
     slot_parameters = [
-        _query("eventTypeId", {"type": "integer", "minimum": 1}, "The event type; or eventTypeSlug with username."),
-        _query("eventTypeSlug", {"type": "string"}, "With username (or usernames naming one user) or teamSlug."),
-        _query("username", {"type": "string"}, "With eventTypeSlug: the owner."),
-        _query("usernames", {"type": "string"}, "One username; several (a group booking) is a 400."),
-        _query("teamSlug", {"type": "string"}, "With eventTypeSlug: the team."),
-        _query("organizationSlug", {"type": "string"}, "Not supported: a value is a 400."),
-        _query("start", {"type": "string"}, "ISO 8601 date or date-time.", required=True),
-        _query("end", {"type": "string"}, "ISO 8601 date (inclusive) or date-time.", required=True),
-        _query("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
-        _query("duration", {"type": "integer"}, "Must be the event type's length."),
-        _query("format", {"type": "string", "enum": ["time", "range"]}),
-        _query("bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."),
+        query_parameter(
+            "eventTypeId", {"type": "integer", "minimum": 1}, "The event type; or eventTypeSlug with username."
+        ),
+        query_parameter(
+            "eventTypeSlug", {"type": "string"}, "With username (or usernames naming one user) or teamSlug."
+        ),
+        query_parameter("username", {"type": "string"}, "With eventTypeSlug: the owner."),
+        query_parameter("usernames", {"type": "string"}, "One username; several (a group booking) is a 400."),
+        query_parameter("teamSlug", {"type": "string"}, "With eventTypeSlug: the team."),
+        query_parameter("organizationSlug", {"type": "string"}, "Not supported: a value is a 400."),
+        query_parameter("start", {"type": "string"}, "ISO 8601 date or date-time.", required=True),
+        query_parameter("end", {"type": "string"}, "ISO 8601 date (inclusive) or date-time.", required=True),
+        query_parameter("timeZone", {"type": "string"}, "IANA zone of the answer (default UTC)."),
+        query_parameter("duration", {"type": "integer"}, "Must be the event type's length."),
+        query_parameter("format", {"type": "string", "enum": ["time", "range"]}),
+        query_parameter(
+            "bookingUidToReschedule", {"type": "string"}, "A booking being moved: its own time counts as free."
+        ),
         team_openapi.INCLUDE_HOSTS,
     ]
     paths = {
         "/v2/me": {
-            "get": _operation("meGet", "Me", "The caller's profile", {"200": _answer(_success(_ref("Me")))}),
-            "patch": _operation(
-                "meUpdate", "Me", "Change the caller's profile", {"200": _answer(_success(_ref("Me")))}, body=ME_UPDATE
+            "get": operation_of(
+                "meGet", "Me", "The caller's profile", {"200": response_of(success_schema(schema_ref("Me")))}
+            ),
+            "patch": operation_of(
+                "meUpdate",
+                "Me",
+                "Change the caller's profile",
+                {"200": response_of(success_schema(schema_ref("Me")))},
+                body=ME_UPDATE,
             ),
         },
         "/v2/teams": {
-            "get": _operation(
+            "get": operation_of(
                 "teamsList",
                 "Teams",
                 "Teams the caller is a member of",
-                {"200": _answer(_success({"type": "array", "items": TEAM}))},
+                {"200": response_of(success_schema({"type": "array", "items": TEAM}))},
             ),
             "post": team_openapi.create_team_operation(
-                operation=_operation, answer=_answer, success=_success, team=TEAM
+                operation=operation_of, answer=response_of, success=success_schema, team=TEAM
             ),
         },
-        **team_openapi.team_paths(operation=_operation, answer=_answer, success=_success, path=_path, team=TEAM),
+        **team_openapi.team_paths(
+            operation=operation_of, answer=response_of, success=success_schema, path=path_parameter, team=TEAM
+        ),
         **team_openapi.team_bookings_path(
-            operation=_operation, answer=_answer, success=_success, path=_path, ref=_ref, filters=BOOKING_FILTERS
+            operation=operation_of,
+            answer=response_of,
+            success=success_schema,
+            path=path_parameter,
+            ref=schema_ref,
+            filters=BOOKING_FILTERS,
         ),
         "/v2/timezones": {
-            "get": _operation(
+            "get": operation_of(
                 "timeZonesList",
                 "Timezones",
                 "IANA time zones",
-                {"200": _answer(_success({"type": "array", "items": TIME_ZONE}))},
+                {"200": response_of(success_schema({"type": "array", "items": TIME_ZONE}))},
             )
         },
-        "/v2/bookings/{bookingUid}/reschedule": _booking_action(
+        "/v2/bookings/{bookingUid}/reschedule": booking_action(
             "bookingsReschedule",
             "Move a booking (a new booking replaces it)",
-            {"201": _answer(_success(_ref("Booking_2024_08_13")), "Created")},
+            {"201": response_of(success_schema(schema_ref("Booking_2024_08_13")), "Created")},
             body=BOOKING_RESCHEDULE,
         ),
-        "/v2/bookings/{bookingUid}/confirm": _booking_action(
+        "/v2/bookings/{bookingUid}/confirm": booking_action(
             "bookingsConfirm", "Accept a pending booking", {"200": one_booking}
         ),
-        "/v2/bookings/{bookingUid}/decline": _booking_action(
+        "/v2/bookings/{bookingUid}/decline": booking_action(
             "bookingsDecline", "Reject a pending booking", {"200": one_booking}, body=BOOKING_DECLINE
         ),
-        "/v2/bookings/{bookingUid}/mark-absent": _booking_action(
+        "/v2/bookings/{bookingUid}/mark-absent": booking_action(
             "bookingsMarkAbsent",
             "Mark the host or attendees absent (once the meeting has started)",
             {"200": one_booking},
             body=MARK_ABSENT,
         ),
-        "/v2/bookings/{bookingUid}/attendees": _booking_action(
+        "/v2/bookings/{bookingUid}/attendees": booking_action(
             "bookingsAddAttendee",
             "Add an attendee to a booking",
-            {"201": _answer(_success(_ref("BookingAttendee_2024_08_13")), "Created")},
+            {"201": response_of(success_schema(schema_ref("BookingAttendee_2024_08_13")), "Created")},
             body=ADD_ATTENDEE,
             tag="Bookings / Attendees",
         ),
         "/v2/webhooks": user_webhooks,
         "/v2/webhooks/{webhookId}": user_webhook,
         "/v2/event-types/{eventTypeId}": {
-            "get": _operation(
+            "get": operation_of(
                 "eventTypesGet",
                 "Event Types",
                 "One event type",
@@ -782,7 +810,7 @@ def build() -> dict:
                 parameters=[EVENT_TYPE_ID],
                 errors=(404,),
             ),
-            "patch": _operation(
+            "patch": operation_of(
                 "eventTypesUpdate",
                 "Event Types",
                 "Change an event type",
@@ -791,40 +819,40 @@ def build() -> dict:
                 body=EVENT_TYPE_UPDATE,
                 errors=(404, 409),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "eventTypesDelete",
                 "Event Types",
                 "Delete an event type",
-                {"200": _answer(_success(DELETED_EVENT_TYPE))},
+                {"200": response_of(success_schema(DELETED_EVENT_TYPE))},
                 parameters=[EVENT_TYPE_ID],
                 errors=(404,),
             ),
         },
         "/v2/schedules": {
-            "get": _operation(
+            "get": operation_of(
                 "schedulesList",
                 "Schedules",
                 "The caller's schedules",
-                {"200": _answer(_success({"type": "array", "items": _ref("Schedule_2024_06_11")}))},
+                {"200": response_of(success_schema({"type": "array", "items": schema_ref("Schedule_2024_06_11")}))},
             ),
-            "post": _operation(
+            "post": operation_of(
                 "schedulesCreate",
                 "Schedules",
                 "Create a schedule",
-                {"201": _answer(_success(_ref("Schedule_2024_06_11")), "Created")},
+                {"201": response_of(success_schema(schema_ref("Schedule_2024_06_11")), "Created")},
                 body=SCHEDULE_CREATE,
             ),
         },
         "/v2/schedules/default": {
-            "get": _operation(
+            "get": operation_of(
                 "schedulesDefault",
                 "Schedules",
                 "The caller's default schedule (null if none)",
-                {"200": _answer(_success({**SCHEDULE, "nullable": True}))},
+                {"200": response_of(success_schema({**SCHEDULE, "nullable": True}))},
             )
         },
         "/v2/schedules/{scheduleId}": {
-            "get": _operation(
+            "get": operation_of(
                 "schedulesGet",
                 "Schedules",
                 "One schedule",
@@ -832,7 +860,7 @@ def build() -> dict:
                 parameters=[SCHEDULE_ID],
                 errors=(404,),
             ),
-            "patch": _operation(
+            "patch": operation_of(
                 "schedulesUpdate",
                 "Schedules",
                 "Change a schedule (availability and overrides replace what was sent)",
@@ -841,32 +869,34 @@ def build() -> dict:
                 body=SCHEDULE_UPDATE,
                 errors=(404,),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "schedulesDelete",
                 "Schedules",
                 "Delete a schedule",
-                {"200": _answer(_object({"status": {"type": "string", "enum": ["success"]}}))},
+                {"200": response_of(object_schema({"status": {"type": "string", "enum": ["success"]}}))},
                 parameters=[SCHEDULE_ID],
                 errors=(404,),
             ),
         },
         "/v2/event-types": {
-            "post": _operation(
+            "post": operation_of(
                 "eventTypesCreate",
                 "Event Types",
                 "Create an event type",
-                {"201": _answer(_success(_ref("EventType_2024_06_14")), "Created")},
+                {"201": response_of(success_schema(schema_ref("EventType_2024_06_14")), "Created")},
                 body=EVENT_TYPE_CREATE,
                 errors=(409,),
             ),
-            "get": _operation(
+            "get": operation_of(
                 "eventTypesList",
                 "Event Types",
                 "The caller's event types (shape by version)",
-                {"200": _answer(event_types)},
+                {"200": response_of(event_types)},
                 parameters=[
-                    _query("username", {"type": "string"}, "2024-06-14 and later: this user's bookable event types."),
-                    _query("eventSlug", {"type": "string"}, "With username: the one with this slug."),
+                    query_parameter(
+                        "username", {"type": "string"}, "2024-06-14 and later: this user's bookable event types."
+                    ),
+                    query_parameter("eventSlug", {"type": "string"}, "With username: the one with this slug."),
                 ],
             ),
         },
@@ -879,30 +909,32 @@ def build() -> dict:
                     "/v2/teams/{teamId}/event-types/{eventTypeId}/webhooks/{webhookId}",
                 ),
                 _webhook_operations(
-                    "teamEventTypeWebhooks", [_path("teamId", {"type": "integer"}), EVENT_TYPE_ID], "Teams / Webhooks"
+                    "teamEventTypeWebhooks",
+                    [path_parameter("teamId", {"type": "integer"}), EVENT_TYPE_ID],
+                    "Teams / Webhooks",
                 ),
                 strict=True,
             )
         ),
         "/v2/bookings": {
-            "get": _operation(
+            "get": operation_of(
                 "bookingsList",
                 "Bookings",
                 "The caller's bookings",
-                {"200": _answer(booking_list)},
+                {"200": response_of(booking_list)},
                 parameters=BOOKING_FILTERS,
             ),
-            "post": _operation(
+            "post": operation_of(
                 "bookingsCreate",
                 "Bookings",
                 "Book a slot",
                 {
-                    "201": _answer(
+                    "201": response_of(
                         {
                             "oneOf": [
-                                _success(_ref("Booking_2024_08_13")),
-                                _success({"type": "array", "items": _ref("Booking_2024_08_13")}),
-                                _success(_ref("Booking_2024_04_15")),
+                                success_schema(schema_ref("Booking_2024_08_13")),
+                                success_schema({"type": "array", "items": schema_ref("Booking_2024_08_13")}),
+                                success_schema(schema_ref("Booking_2024_04_15")),
                             ]
                         },
                         "Created (a series: its bookings; 2024-04-15: the v1 booking, a series' first)",
@@ -913,19 +945,19 @@ def build() -> dict:
             ),
         },
         "/v2/bookings/{bookingUid}": {
-            "get": _operation(
+            "get": operation_of(
                 "bookingsGet", "Bookings", "One booking", {"200": one_booking}, parameters=[BOOKING_UID], errors=(404,)
             )
         },
-        "/v2/bookings/{bookingUid}/cancel": _booking_action(
+        "/v2/bookings/{bookingUid}/cancel": booking_action(
             "bookingsCancel",
             "Cancel a booking (with cancelSubsequentBookings: the rest of its series too)",
             {
-                "200": _answer(
+                "200": response_of(
                     {
                         "oneOf": [
-                            _success(_ref("Booking_2024_08_13")),
-                            _success({"type": "array", "items": _ref("Booking_2024_08_13")}),
+                            success_schema(schema_ref("Booking_2024_08_13")),
+                            success_schema({"type": "array", "items": schema_ref("Booking_2024_08_13")}),
                         ]
                     }
                 )
@@ -933,35 +965,37 @@ def build() -> dict:
             body=BOOKING_CANCEL,
         ),
         "/v2/slots": {
-            "get": _operation(
+            "get": operation_of(
                 "slotsList",
                 "Slots",
                 "Free slots by day",
-                {"200": _answer(_success(_ref("Slots")))},
+                {"200": response_of(success_schema(schema_ref("Slots")))},
                 parameters=slot_parameters,
                 errors=(404,),
             )
         },
         "/v2/slots/why-not": {
-            "get": _operation(
+            "get": operation_of(
                 "slotsWhyNot",
                 "Slots",
                 "Why a start is not bookable, host by host (this service's extension)",
-                {"200": _answer(_success(team_openapi.WHY_NOT))},
-                parameters=team_openapi.why_not_parameters(_query),
+                {"200": response_of(success_schema(team_openapi.WHY_NOT))},
+                parameters=team_openapi.why_not_parameters(query_parameter),
                 errors=(404,),
             )
         },
         **team_openapi.team_event_type_paths(
-            operation=_operation,
-            answer=_answer,
-            success=_success,
-            path=_path,
-            ref=_ref,
+            operation=operation_of,
+            answer=response_of,
+            success=success_schema,
+            path=path_parameter,
+            ref=schema_ref,
             create=EVENT_TYPE_CREATE,
             update=EVENT_TYPE_UPDATE,
         ),
-        **team_openapi.reassign_paths(operation=_operation, answer=_answer, success=_success, path=_path),
+        **team_openapi.reassign_paths(
+            operation=operation_of, answer=response_of, success=success_schema, path=path_parameter
+        ),
     }
     paths["/v2/bookings/{bookingUid}/attendees"]["get"] = openapi_extras.attendee_list_operation()
     paths["/v2/event-types/{eventTypeId}/webhooks"]["delete"] = openapi_extras.event_type_webhooks_delete_operation()

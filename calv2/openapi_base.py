@@ -7,11 +7,11 @@ from calv2.versions import KNOWN
 from calv2.wire import EXCEPTIONS
 
 
-def _ref(name: str) -> dict:
+def schema_ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _object(properties: dict, required: list[str] | None = None, *, extra: bool = False) -> dict:
+def object_schema(properties: dict, required: list[str] | None = None, *, extra: bool = False) -> dict:
     schema = {"type": "object", "properties": properties, "additionalProperties": extra}
     schema["required"] = list(properties) if required is None else required
     if not schema["required"]:
@@ -28,11 +28,11 @@ DATE_TIME = {"type": "string", "format": "date-time"}
 FREE_OBJECT = {"type": "object", "additionalProperties": True}
 
 
-def _success(data_schema: dict, *, pagination: dict | None = None) -> dict:
+def success_schema(data_schema: dict, *, pagination: dict | None = None) -> dict:
     properties = {"status": {"type": "string", "enum": ["success"]}, "data": data_schema}
     if pagination is not None:
         properties["pagination"] = pagination
-    return _object(properties)
+    return object_schema(properties)
 
 
 VERSION_PARAMETER = {
@@ -46,46 +46,47 @@ VERSION_PARAMETER = {
 }
 
 
-def _query(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
+def query_parameter(name: str, schema: dict, description: str = "", *, required: bool = False) -> dict:
     return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
 
 
-def _path(name: str, schema: dict) -> dict:
+def path_parameter(name: str, schema: dict) -> dict:
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
-BOOKING_UID = _path("bookingUid", {"type": "string"})
+BOOKING_UID = path_parameter("bookingUid", {"type": "string"})
+EVENT_TYPE_ID = path_parameter("eventTypeId", {"type": "integer"})
 
 
-def _errors(*statuses: int) -> dict:
-    error = {"description": "Error", "content": {"application/json": {"schema": _ref("Error")}}}
+def error_answers(*statuses: int) -> dict:
+    error = {"description": "Error", "content": {"application/json": {"schema": schema_ref("Error")}}}
     return {
         str(code): {**error, "description": EXCEPTIONS[code][1]}
         for code in sorted({400, 401, 413, 414, 415, 429, 500, 503, *statuses})
     }
 
 
-def _answer(schema: dict, description: str = "OK") -> dict:
+def response_of(schema: dict, description: str = "OK") -> dict:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _operation(operation_id: str, tag: str, summary: str, responses: dict, *, parameters=(), body=None, errors=()):
+def operation_of(operation_id: str, tag: str, summary: str, responses: dict, *, parameters=(), body=None, errors=()):
     operation = {
         "operationId": operation_id,
         "tags": [tag],
         "summary": summary,
         "parameters": [VERSION_PARAMETER, *parameters],
-        "responses": {**responses, **_errors(403, *errors)},
+        "responses": {**responses, **error_answers(403, *errors)},
     }
     if body is not None:
         operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
     return operation
 
 
-def _booking_action(operation_id: str, summary: str, responses: dict, *, body=None, tag="Bookings") -> dict:
+def booking_action(operation_id: str, summary: str, responses: dict, *, body=None, tag="Bookings") -> dict:
     """POST /v2/bookings/{bookingUid}/<action>: on a booking the caller sees (else 404), refused
     with a 409 when the booking's state does not allow it."""
-    operation = _operation(
+    operation = operation_of(
         operation_id, tag, summary, responses, parameters=[BOOKING_UID], body=body, errors=(404, 409)
     )
     return {"post": operation}

@@ -5,17 +5,18 @@ paths by `calv2.openapi.build`."""
 
 from calv2.openapi_base import (
     BOOKING_UID,
+    EVENT_TYPE_ID,
     INTEGER,
     NULLABLE_STRING,
     STRING,
-    _answer,
-    _booking_action,
-    _errors,
-    _object,
-    _operation,
-    _path,
-    _ref,
-    _success,
+    booking_action,
+    error_answers,
+    object_schema,
+    operation_of,
+    path_parameter,
+    response_of,
+    schema_ref,
+    success_schema,
 )
 from calv2.team_openapi import TEAM_HOST
 
@@ -35,7 +36,7 @@ ADD_GUESTS = {
     "required": ["guests"],
     "properties": {"guests": {"type": "array", "items": GUEST, "minItems": 1, "maxItems": 10}},
 }
-CONFERENCING_APP = _object(
+CONFERENCING_APP = object_schema(
     {"id": INTEGER, "type": STRING, "userId": INTEGER, "invalid": {"type": "boolean", "nullable": True}},
     ["id", "type", "userId"],
 )
@@ -52,7 +53,7 @@ OAUTH_TOKEN_REQUEST = {
         "refresh_token": STRING,
     },
 }
-OAUTH_TOKENS = _object(
+OAUTH_TOKENS = object_schema(
     {
         "access_token": STRING,
         "token_type": STRING,
@@ -62,8 +63,8 @@ OAUTH_TOKENS = _object(
     },
     ["access_token", "token_type", "refresh_token", "expires_in"],
 )
-OAUTH_ERROR = _object({"error": STRING, "error_description": STRING}, ["error"])
-OAUTH_CLIENT = _object(
+OAUTH_ERROR = object_schema({"error": STRING, "error_description": STRING}, ["error"])
+OAUTH_CLIENT = object_schema(
     {
         "client_id": STRING,
         "redirect_uri": STRING,
@@ -73,8 +74,7 @@ OAUTH_CLIENT = _object(
         "client_type": {"type": "string", "enum": ["CONFIDENTIAL", "PUBLIC"]},
     }
 )
-ATTENDEE_ID = _path("attendeeId", {"type": "integer"})
-EVENT_TYPE_ID = _path("eventTypeId", {"type": "integer"})
+ATTENDEE_ID = path_parameter("attendeeId", {"type": "integer"})
 BOOKING_LOCATION = {
     "type": "object",
     "required": ["location"],
@@ -94,7 +94,7 @@ PRIVATE_LINK_INPUT = {
 }
 PRIVATE_LINK = {
     "oneOf": [
-        _object(
+        object_schema(
             {
                 "linkId": STRING,
                 "eventTypeId": INTEGER,
@@ -103,7 +103,7 @@ PRIVATE_LINK = {
                 "expiresAt": STRING,
             }
         ),
-        _object(
+        object_schema(
             {
                 "linkId": STRING,
                 "eventTypeId": INTEGER,
@@ -115,7 +115,7 @@ PRIVATE_LINK = {
         ),
     ]
 }
-LINK_ID = _path("linkId", {"type": "string"})
+LINK_ID = path_parameter("linkId", {"type": "string"})
 SCHEDULING_HOST = {
     **TEAM_HOST,
     "properties": {
@@ -149,8 +149,8 @@ REFRESH_API_KEY = {
         "apiKeyNeverExpires": {"type": "boolean"},
     },
 }
-RESERVATION_UID = _path("uid", {"type": "string"})
-OOO_ID = _path("oooId", {"type": "integer"})
+RESERVATION_UID = path_parameter("uid", {"type": "string"})
+OOO_ID = path_parameter("oooId", {"type": "integer"})
 RESERVE_SLOT = {
     "type": "object",
     "required": ["eventTypeId", "slotStart"],
@@ -166,7 +166,7 @@ RESERVE_SLOT = {
         },
     },
 }
-RESERVATION = _object(
+RESERVATION = object_schema(
     {
         "eventTypeId": INTEGER,
         "slotStart": STRING,
@@ -187,7 +187,7 @@ OOO_INPUT_PROPERTIES = {
 }
 OOO_CREATE = {"type": "object", "required": ["start", "end"], "properties": OOO_INPUT_PROPERTIES}
 OOO_UPDATE = {"type": "object", "properties": OOO_INPUT_PROPERTIES}
-OOO_ENTRY = _object(
+OOO_ENTRY = object_schema(
     {
         "userId": INTEGER,
         "toUserId": {"type": "integer", "nullable": True},
@@ -206,21 +206,21 @@ def _oauth_answer(schema: dict, description: str) -> dict:
 
 
 def paths() -> dict:
-    one_booking = _answer(_success(_ref("Booking_2024_08_13")))
-    attendee = _ref("BookingAttendee_2024_08_13")
+    one_booking = response_of(success_schema(schema_ref("Booking_2024_08_13")))
+    attendee = schema_ref("BookingAttendee_2024_08_13")
     attendees_tag = "Bookings / Attendees"
     return {
         "/v2/bookings/{bookingUid}/attendees/{attendeeId}": {
-            "get": _operation(
+            "get": operation_of(
                 "bookingsGetAttendee",
                 attendees_tag,
                 "One attendee of a booking",
-                {"200": _answer(_success(attendee))},
+                {"200": response_of(success_schema(attendee))},
                 parameters=[BOOKING_UID, ATTENDEE_ID],
                 errors=(404,),
             )
         },
-        "/v2/bookings/{bookingUid}/guests": _booking_action(
+        "/v2/bookings/{bookingUid}/guests": booking_action(
             "bookingsAddGuests",
             "Add guests to a booking (at most 10 per request; all or none)",
             {"200": one_booking},
@@ -228,85 +228,85 @@ def paths() -> dict:
             tag="Bookings / Guests",
         ),
         "/v2/slots/reservations": {
-            "post": _operation(
+            "post": operation_of(
                 "slotsReserve",
                 "Slots",
                 "Hold a free slot (busy for everyone until it expires)",
-                {"201": _answer(_success(RESERVATION), "Created")},
+                {"201": response_of(success_schema(RESERVATION), "Created")},
                 body=RESERVE_SLOT,
                 errors=(404, 409),
             )
         },
         "/v2/slots/reservations/{uid}": {
-            "get": _operation(
+            "get": operation_of(
                 "slotsReservationGet",
                 "Slots",
                 "A live reservation (data null once it expired or was freed)",
-                {"200": _answer(_success({**RESERVATION, "nullable": True}))},
+                {"200": response_of(success_schema({**RESERVATION, "nullable": True}))},
                 parameters=[RESERVATION_UID],
             ),
-            "patch": _operation(
+            "patch": operation_of(
                 "slotsReservationUpdate",
                 "Slots",
                 "Move or renew a reservation",
-                {"200": _answer(_success(RESERVATION))},
+                {"200": response_of(success_schema(RESERVATION))},
                 parameters=[RESERVATION_UID],
                 body=RESERVE_SLOT,
                 errors=(404, 409),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "slotsReservationDelete",
                 "Slots",
                 "Free a reservation",
-                {"200": _answer(_success({"nullable": True}))},
+                {"200": response_of(success_schema({"nullable": True}))},
                 parameters=[RESERVATION_UID],
                 errors=(404,),
             ),
         },
         "/v2/me/ooo": {
-            "get": _operation(
+            "get": operation_of(
                 "meOooList",
                 "Me / Out of office",
                 "The caller's out-of-office entries",
-                {"200": _answer(_success({"type": "array", "items": OOO_ENTRY}))},
+                {"200": response_of(success_schema({"type": "array", "items": OOO_ENTRY}))},
             ),
-            "post": _operation(
+            "post": operation_of(
                 "meOooCreate",
                 "Me / Out of office",
                 "Record an absence (its time is busy for every event type the caller hosts)",
-                {"201": _answer(_success(OOO_ENTRY), "Created")},
+                {"201": response_of(success_schema(OOO_ENTRY), "Created")},
                 body=OOO_CREATE,
             ),
         },
         "/v2/me/ooo/{oooId}": {
-            "get": _operation(
+            "get": operation_of(
                 "meOooGet",
                 "Me / Out of office",
                 "One out-of-office entry",
-                {"200": _answer(_success(OOO_ENTRY))},
+                {"200": response_of(success_schema(OOO_ENTRY))},
                 parameters=[OOO_ID],
                 errors=(404,),
             ),
-            "patch": _operation(
+            "patch": operation_of(
                 "meOooUpdate",
                 "Me / Out of office",
                 "Change an out-of-office entry",
-                {"200": _answer(_success(OOO_ENTRY))},
+                {"200": response_of(success_schema(OOO_ENTRY))},
                 parameters=[OOO_ID],
                 body=OOO_UPDATE,
                 errors=(404,),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "meOooDelete",
                 "Me / Out of office",
                 "Delete an out-of-office entry",
-                {"200": _answer(_success(OOO_ENTRY))},
+                {"200": response_of(success_schema(OOO_ENTRY))},
                 parameters=[OOO_ID],
                 errors=(404,),
             ),
         },
         "/v2/bookings/{bookingUid}/location": {
-            "patch": _operation(
+            "patch": operation_of(
                 "bookingsUpdateLocation",
                 "Bookings",
                 "Change a booking's location (its host side; accepted or pending bookings)",
@@ -317,69 +317,69 @@ def paths() -> dict:
             )
         },
         "/v2/api-keys/refresh": {
-            "post": _operation(
+            "post": operation_of(
                 "apiKeysRefresh",
                 "API Keys",
                 "Replace the API key the request is made with (the old one stops working)",
-                {"200": _answer(_success(_object({"apiKey": STRING})))},
+                {"200": response_of(success_schema(object_schema({"apiKey": STRING})))},
                 body=REFRESH_API_KEY,
             )
         },
         "/v2/event-types/{eventTypeId}/scheduling-config": {
-            "get": _operation(
+            "get": operation_of(
                 "eventTypeSchedulingConfig",
                 "Event Types",
                 "A team event type's scheduling configuration: hosts and round-robin settings (422 for "
                 "an event type that is not a team's with hosts)",
-                {"200": _answer(_success(SCHEDULING_CONFIG))},
+                {"200": response_of(success_schema(SCHEDULING_CONFIG))},
                 parameters=[EVENT_TYPE_ID],
                 errors=(404, 422),
             )
         },
         "/v2/event-types/{eventTypeId}/private-links": {
-            "get": _operation(
+            "get": operation_of(
                 "privateLinksList",
                 "Event Types / Private Links",
                 "The event type's private links (for whoever may change the event type)",
-                {"200": _answer(_success({"type": "array", "items": PRIVATE_LINK}))},
+                {"200": response_of(success_schema({"type": "array", "items": PRIVATE_LINK}))},
                 parameters=[EVENT_TYPE_ID],
                 errors=(404,),
             ),
-            "post": _operation(
+            "post": operation_of(
                 "privateLinksCreate",
                 "Event Types / Private Links",
                 "Create a private link (time-based with expiresAt, else usage-based)",
-                {"201": _answer(_success(PRIVATE_LINK), "Created")},
+                {"201": response_of(success_schema(PRIVATE_LINK), "Created")},
                 parameters=[EVENT_TYPE_ID],
                 body=PRIVATE_LINK_INPUT,
                 errors=(404,),
             ),
         },
         "/v2/event-types/{eventTypeId}/private-links/{linkId}": {
-            "patch": _operation(
+            "patch": operation_of(
                 "privateLinksUpdate",
                 "Event Types / Private Links",
                 "Change a link's expiry or its maximum uses (not its kind)",
-                {"200": _answer(_success(PRIVATE_LINK))},
+                {"200": response_of(success_schema(PRIVATE_LINK))},
                 parameters=[EVENT_TYPE_ID, LINK_ID],
                 body=PRIVATE_LINK_INPUT,
                 errors=(404,),
             ),
-            "delete": _operation(
+            "delete": operation_of(
                 "privateLinksDelete",
                 "Event Types / Private Links",
                 "Delete a private link",
-                {"200": _answer(_success(_object({"linkId": STRING, "message": STRING})))},
+                {"200": response_of(success_schema(object_schema({"linkId": STRING, "message": STRING})))},
                 parameters=[EVENT_TYPE_ID, LINK_ID],
                 errors=(404,),
             ),
         },
         "/v2/conferencing": {
-            "get": _operation(
+            "get": operation_of(
                 "conferencingList",
                 "Conferencing",
                 "The caller's connected conferencing apps (none: this service connects none)",
-                {"200": _answer(_success({"type": "array", "items": CONFERENCING_APP}))},
+                {"200": response_of(success_schema({"type": "array", "items": CONFERENCING_APP}))},
             )
         },
     }
@@ -408,7 +408,7 @@ def oauth_paths() -> dict:
                         "application/x-www-form-urlencoded": {"schema": OAUTH_TOKEN_REQUEST},
                     },
                 },
-                "responses": {**_errors(405), **token_errors, "200": _oauth_answer(OAUTH_TOKENS, "Tokens")},
+                "responses": {**error_answers(405), **token_errors, "200": _oauth_answer(OAUTH_TOKENS, "Tokens")},
             }
         },
         "/v2/auth/oauth2/clients/{clientId}": {
@@ -417,8 +417,8 @@ def oauth_paths() -> dict:
                 "tags": ["OAuth2"],
                 "summary": "A registered OAuth client's public facts (no credentials needed)",
                 "security": [],
-                "parameters": [_path("clientId", {"type": "string"})],
-                "responses": {"200": _answer(_success(OAUTH_CLIENT)), **_errors(404, 405)},
+                "parameters": [path_parameter("clientId", {"type": "string"})],
+                "responses": {"200": response_of(success_schema(OAUTH_CLIENT)), **error_answers(404, 405)},
             }
         },
     }
@@ -426,11 +426,11 @@ def oauth_paths() -> dict:
 
 def event_type_webhooks_delete_operation() -> dict:
     """`DELETE /v2/event-types/{eventTypeId}/webhooks`, beside the list and create of that path."""
-    return _operation(
+    return operation_of(
         "eventTypeWebhooksDeleteAll",
         "Event Types / Webhooks",
         "Delete every webhook of the event type that the caller manages",
-        {"200": _answer(_success({"type": "string", "example": "2 webhooks deleted"}))},
+        {"200": response_of(success_schema({"type": "string", "example": "2 webhooks deleted"}))},
         parameters=[EVENT_TYPE_ID],
         errors=(404,),
     )
@@ -438,11 +438,11 @@ def event_type_webhooks_delete_operation() -> dict:
 
 def attendee_list_operation() -> dict:
     """`GET /v2/bookings/{bookingUid}/attendees`, beside the add-attendee POST of the same path."""
-    return _operation(
+    return operation_of(
         "bookingsListAttendees",
         "Bookings / Attendees",
         "The attendees of a booking (guests included)",
-        {"200": _answer(_success({"type": "array", "items": _ref("BookingAttendee_2024_08_13")}))},
+        {"200": response_of(success_schema({"type": "array", "items": schema_ref("BookingAttendee_2024_08_13")}))},
         parameters=[BOOKING_UID],
         errors=(404,),
     )

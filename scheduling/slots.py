@@ -50,7 +50,7 @@ def epoch_seconds(instant: datetime) -> int:
     return (instant - UNIX_EPOCH) // _SECOND
 
 
-def _epoch_seconds_up(instant: datetime) -> int:
+def epoch_seconds_up(instant: datetime) -> int:
     return -((UNIX_EPOCH - instant) // _SECOND)
 
 
@@ -216,7 +216,7 @@ def _windows_for_day_seconds(day: date, rules, overrides: list[DateOverride], lo
     return windows
 
 
-def _merge(windows: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+def merged_windows(windows: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
     merged: list[tuple[datetime, datetime]] = []
     for start, end in sorted(windows):
         if merged and start <= merged[-1][1]:
@@ -272,7 +272,7 @@ def available_window_seconds(request: SlotRequest) -> list[tuple[int, int]]:
         else:
             # The day's weekday, Sunday = 0 (`sunday_based_weekday`): ordinal 1 is a Monday.
             windows += [(midnight + start, midnight + end) for start, end in spans.get(ordinal % 7, ())]
-    return _merge(windows)
+    return merged_windows(windows)
 
 
 def free_slots(request: SlotRequest) -> list[datetime]:
@@ -282,7 +282,7 @@ def free_slots(request: SlotRequest) -> list[datetime]:
     before = timedelta(minutes=request.before_buffer)
     after = timedelta(minutes=request.after_buffer)
     earliest = max(request.range_start, request.now + timedelta(minutes=request.minimum_notice))
-    busy = _merge(list(request.busy))
+    busy = merged_windows(list(request.busy))
     busy_ends = [end for _, end in busy]
     slots = []
     for window_start, window_end in available_windows(request):
@@ -345,11 +345,11 @@ def free_slot_seconds_on_days(
     run_ends = [end for _, end in run_bounds]
     length = request.length * 60
     step = (request.interval or request.length) * 60
-    earliest = _epoch_seconds_up(request.now + timedelta(minutes=request.minimum_notice))
+    earliest = epoch_seconds_up(request.now + timedelta(minutes=request.minimum_notice))
     refused = Refused(request.busy, length=length, before=request.before_buffer * 60, after=request.after_buffer * 60)
     # Windows are disjoint and in order, and so are the pieces of each: the ranges come in order.
     slots: list[int] = []
-    for origin, window_end in _merge(windows):
+    for origin, window_end in merged_windows(windows):
         low, high = max(origin, earliest), window_end - length
         for run_start, run_end in run_bounds[bisect_right(run_ends, low) :]:
             if run_start > high:
@@ -367,9 +367,9 @@ class Refused:
 
     def __init__(self, busy, *, length: int, before: int, after: int):
         self.stretches: list[tuple[int, int]] = []
-        for busy_start, busy_end in _merge(list(busy)):
+        for busy_start, busy_end in merged_windows(list(busy)):
             low = epoch_seconds(busy_start) - after - length + 1
-            high = _epoch_seconds_up(busy_end) + before - 1
+            high = epoch_seconds_up(busy_end) + before - 1
             if self.stretches and low <= self.stretches[-1][1] + 1:
                 self.stretches[-1] = (self.stretches[-1][0], max(self.stretches[-1][1], high))
             else:

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scheduling.slots import Refused, _epoch_seconds_up, epoch_seconds, instant_of
+from scheduling.slots import Refused, epoch_seconds, epoch_seconds_up, instant_of
 
 Windows = list[tuple[datetime, datetime]]
 Seconds = list[tuple[int, int]]
@@ -85,8 +85,8 @@ def group_slots(group: list[HostTimes], rules: SlotRules) -> list[int]:
         before=rules.before_buffer * 60,
         after=rules.after_buffer * 60,
     )
-    earliest = _epoch_seconds_up(max(rules.range_start, rules.now + timedelta(minutes=rules.minimum_notice)))
-    last = _epoch_seconds_up(rules.range_end) - 1  # a start lies before the range's end
+    earliest = epoch_seconds_up(max(rules.range_start, rules.now + timedelta(minutes=rules.minimum_notice)))
+    last = epoch_seconds_up(rules.range_end) - 1  # a start lies before the range's end
     slots: list[int] = []
     for origin, window_end in windows:
         refused.add_grid(slots, origin, max(origin, earliest), min(window_end - length, last), step)

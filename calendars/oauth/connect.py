@@ -13,7 +13,7 @@ from calendars.models import CalendarConnection, ExternalCalendar
 from calendars.oauth import API
 from calendars.oauth.tokens import ConnectState, Session, authorization_url, exchange_code, read_state
 from calendars.providers import ProviderError
-from calendars.services import _ensure_destination
+from calendars.services import ensure_destination
 from core.exceptions import ApplicationError
 
 
@@ -74,6 +74,6 @@ def _store(*, user, kind: str, account: str, secret: dict, found) -> CalendarCon
         for calendar in found
         if calendar.external_id not in known
     )
-    _ensure_destination(user, list(connection.calendars.order_by("id")))
+    ensure_destination(user, list(connection.calendars.order_by("id")))
     enqueue_refresh(connection.pk)
     return connection

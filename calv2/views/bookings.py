@@ -71,14 +71,14 @@ class BookingCursor(QueryParameters):
     cursor = Text(description="`pagination.nextCursor` of the previous page.")
 
 
-def _order(filters: dict) -> tuple[str, ...]:
+def booking_order(filters: dict) -> tuple[str, ...]:
     for name, column in (("sort_start", "start_time"), ("sort_end", "end_time"), ("sort_created", "created_at")):
         if filters[name] is not None:
             return (f"{SORT[filters[name]]}{column}", f"{SORT[filters[name]]}id")
     return ("start_time", "id")
 
 
-def _selection(request, filters: dict, *, statuses: list[str], order_by: tuple[str, ...]):
+def booking_selection(request, filters: dict, *, statuses: list[str], order_by: tuple[str, ...]):
     event_type_ids = [*filters["event_type_ids"], *([filters["event_type_id"]] if filters["event_type_id"] else [])]
     team_ids = [*filters["teams_ids"], *([filters["team_id"]] if filters["team_id"] else [])]
     return selectors.bookings_v2(
@@ -148,7 +148,7 @@ class BookingsView(V2View):
             return self._legacy_page(request)
         filters = BookingFilters.parse(request)
         page = SkipTake.parse(request)
-        queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
+        queryset = booking_selection(request, filters, statuses=filters["status"], order_by=booking_order(filters))
         bookings = list(queryset[page["skip"] : page["skip"] + page["take"] + 1])
         more, bookings = len(bookings) > page["take"], bookings[: page["take"]]
         total, exact = page_total(queryset, offset=page["skip"], rows=len(bookings), more=more)
@@ -160,7 +160,7 @@ class BookingsView(V2View):
     def _cursor_page(self, request):
         filters = BookingFilters.parse(request) | BookingCursor.parse(request)
         statuses = [filters["status"]] if filters["status"] else []
-        queryset = _selection(request, filters, statuses=statuses, order_by=("start_time", "id"))
+        queryset = booking_selection(request, filters, statuses=statuses, order_by=("start_time", "id"))
         if filters["cursor"]:
             start, pk = _decode_cursor(filters["cursor"])
             queryset = queryset.filter(start_time__gte=start).exclude(start_time=start, id__lte=pk)

@@ -21,7 +21,7 @@ from calendars.models import ConnectionKind
 from calendars.oauth.connect import connect_saved, connect_url
 from calendars.oauth.tokens import read_state
 from calv2.views.base import V2View
-from calv2.views.calendars import _credential
+from calv2.views.calendars import credential_fields
 from core.exceptions import ApplicationError
 from core.query import Boolean, QueryParameters, Text
 from core.scopes import WRITE_CALENDAR
@@ -132,7 +132,7 @@ class CalendarSaveView(V2View):
         if state.redir:
             return HttpResponsePermanentRedirect(state.redir)
         connection = saved.connection
-        return self.success(_credential(connection, connection.user_id) if connection is not None else None)
+        return self.success(credential_fields(connection, connection.user_id) if connection is not None else None)
 
 
 urlpatterns = [

@@ -111,7 +111,7 @@ def _destination(destination, user) -> dict | None:
     }
 
 
-def _credential(connection, user_id: int) -> dict:
+def credential_fields(connection, user_id: int) -> dict:
     return {
         "id": connection.pk,
         "type": connection.integration,
@@ -260,7 +260,7 @@ class IcsFeedSaveView(V2View):
         connections = [
             connect_ics_feed(user=request.user, url=url, read_only=data["read_only"]) for url in data["urls"]
         ]
-        return self.success(_credential(connections[0], request.user.pk), status_code=status.HTTP_201_CREATED)
+        return self.success(credential_fields(connections[0], request.user.pk), status_code=status.HTTP_201_CREATED)
 
 
 def _check(user, kind: str) -> None:
@@ -313,7 +313,7 @@ class CalendarDisconnectView(V2View):
         connection = visible_connections(request.user).filter(pk=data["id"]).first()
         if connection is None:
             raise NotFound(f"Credential with id={data['id']} not found.")
-        answer = _credential(connection, request.user.pk)
+        answer = credential_fields(connection, request.user.pk)
         connection_disconnect(connection=connection)
         return self.success(answer)
 

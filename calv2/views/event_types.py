@@ -37,7 +37,7 @@ class EventTypesView(V2View):
     scopes = {"GET": READ_EVENT_TYPE, "POST": WRITE_EVENT_TYPE}
 
     def post(self, request):
-        data = _event_type_fields(self.body(inputs.EventTypeCreateInput))
+        data = event_type_fields(self.body(inputs.EventTypeCreateInput))
         mail = _mail_fields(data)
         with transaction.atomic(), v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_create(user=request.user, **data)
@@ -78,7 +78,7 @@ def _set_mail(event_type, mail: dict) -> None:
         )
 
 
-def _event_type_fields(data) -> dict:
+def event_type_fields(data) -> dict:
     """v2's names → the event type service's (`lengthInMinutes` is the model's `length`,
     `recurrence` its `recurring_event`)."""
     return {V2_NAMES.get(name, name): value for name, value in data.items()}
@@ -116,7 +116,7 @@ class EventTypeView(V2View):
 
     def patch(self, request, event_type_id):
         event_type = self.visible(event_type_id)
-        data = _event_type_fields(self.body(inputs.EventTypeUpdateInput))
+        data = event_type_fields(self.body(inputs.EventTypeUpdateInput))
         mail = _mail_fields(data)
         with transaction.atomic(), v2_field_names(V2_FIELD_NAMES):
             event_type = event_type_update(event_type=event_type, actor=request.user, **data)

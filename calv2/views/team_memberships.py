@@ -17,7 +17,7 @@ from accounts.services import (
 from calv2 import shapes
 from calv2.inputs import V2Input
 from calv2.views.base import SkipTake, V2View, offset_pagination, v2_field_names
-from calv2.views.bookings import BookingFilters, _order, _selection
+from calv2.views.bookings import BookingFilters, booking_order, booking_selection
 from calv2.views.profile import TeamsView
 from core.exceptions import NotFound
 from core.pagination import page_total
@@ -156,7 +156,7 @@ class TeamBookingsView(V2View):
         _visible_team(request, team_id)
         filters = {**BookingFilters.parse(request), "team_id": team_id, "teams_ids": []}
         page = SkipTake.parse(request)
-        queryset = _selection(request, filters, statuses=filters["status"], order_by=_order(filters))
+        queryset = booking_selection(request, filters, statuses=filters["status"], order_by=booking_order(filters))
         bookings = list(queryset[page["skip"] : page["skip"] + page["take"] + 1])
         more, bookings = len(bookings) > page["take"], bookings[: page["take"]]
         total, exact = page_total(queryset, offset=page["skip"], rows=len(bookings), more=more)

@@ -9,7 +9,7 @@ from calv2.shapes import event_type_2024_06_14
 from calv2.views import webhooks
 from calv2.views.base import V2View, v2_field_names
 from calv2.views.bookings import BookingMixin
-from calv2.views.event_types import _event_type_fields
+from calv2.views.event_types import event_type_fields
 from core.exceptions import ApplicationError, NotFound
 from core.scopes import READ_EVENT_TYPE, WRITE_BOOKING, WRITE_EVENT_TYPE
 from scheduling.models import Host, SchedulingType
@@ -105,7 +105,7 @@ class TeamEventTypesView(V2View):
         return self.success([team_event_type_2024_06_14(event_type) for event_type in event_types])
 
     def post(self, request, team_id):
-        data = team_inputs.host_fields(_event_type_fields(self.body(team_inputs.TeamEventTypeCreateInput)))
+        data = team_inputs.host_fields(event_type_fields(self.body(team_inputs.TeamEventTypeCreateInput)))
         with v2_field_names(RENAMES):
             event_type = event_type_create(user=request.user, team_id=team_id, **data)
         event_type = event_type_list(user=request.user).get(pk=event_type.pk)
@@ -126,7 +126,7 @@ class TeamEventTypeView(V2View):
 
     def patch(self, request, team_id, event_type_id):
         event_type = self.visible(team_id, event_type_id)
-        data = team_inputs.host_fields(_event_type_fields(self.body(team_inputs.TeamEventTypeUpdateInput)))
+        data = team_inputs.host_fields(event_type_fields(self.body(team_inputs.TeamEventTypeUpdateInput)))
         with v2_field_names(RENAMES):
             event_type = event_type_update(event_type=event_type, actor=request.user, **data)
         return self.success(team_event_type_2024_06_14(self.visible(team_id, event_type.pk)))

@@ -7,8 +7,8 @@ from django.db.models import Exists, OuterRef
 
 from accounts.models import Membership, Team, User
 from scheduling.models import Schedule
-from scheduling.selectors.slot_sources import _busy, _rules
-from scheduling.slots import SlotRequest, _merge, available_windows
+from scheduling.selectors.slot_sources import busy_between, schedule_rules
+from scheduling.slots import SlotRequest, available_windows, merged_windows
 from scheduling.team_slots import intersect
 
 MINUTES = 60
@@ -42,10 +42,10 @@ def _iso(instant: datetime) -> str:
 def user_availability(*, user: User, date_from: datetime, date_to: datetime) -> dict:
     """One user's availability between `date_from` and `date_to`: Cal.com v1's object. Working
     hours and overrides are wall-clock minutes in `timeZone` (the default schedule's); `busy` is
-    everything that makes the user busy (`_busy`: bookings with their buffers, and the rest),
+    everything that makes the user busy (`busy_between`: bookings with their buffers, and the rest),
     `dateRanges` the schedule's windows without the busy time, clipped to the range."""
     schedule = Schedule.objects.filter(pk=user.default_schedule_id).first() if user.default_schedule_id else None
-    busy = _merge(list(_busy(user, date_from, date_to, None)))
+    busy = merged_windows(list(busy_between(user, date_from, date_to, None)))
     body = {
         "busy": [{"start": _iso(start), "end": _iso(end)} for start, end in busy],
         "timeZone": schedule.time_zone if schedule is not None else user.time_zone,
@@ -56,7 +56,7 @@ def user_availability(*, user: User, date_from: datetime, date_to: datetime) -> 
     }
     if schedule is None:
         return body
-    weekly, overrides = _rules(schedule, date_from.date(), date_to.date())
+    weekly, overrides = schedule_rules(schedule, date_from.date(), date_to.date())
     request = SlotRequest(
         time_zone=schedule.time_zone,
         weekly_rules=weekly,

@@ -35,15 +35,15 @@ def event_type_schedule(event_type: EventType) -> Schedule | None:
     return host.default_schedule if host is not None and host.default_schedule_id is not None else None
 
 
-def _rules(
+def schedule_rules(
     schedule: Schedule, first_day, last_day, lock_user_ids: list[int] | None = None
 ) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
     """The schedule's rules between two days; with `lock_user_ids`, read after taking those people's
     locks, in the same statement (`rows_for_each`)."""
     if lock_user_ids is None:
-        return rules_of_rows(_rules_query().rows(schedule_id=schedule.pk, first_day=first_day, last_day=last_day))
+        return rules_of_rows(rules_query().rows(schedule_id=schedule.pk, first_day=first_day, last_day=last_day))
     rows = rows_for_each(
-        _rules_query(),
+        rules_query(),
         "schedule_id",
         [schedule.pk],
         lock_user_ids=lock_user_ids,
@@ -54,7 +54,7 @@ def _rules(
 
 
 def rules_of_rows(rows) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...]]:
-    """The weekly rules and the date overrides of `_rules_query`'s rows."""
+    """The weekly rules and the date overrides of `rules_query`'s rows."""
     weekly, overrides = [], []
     for day, days_mask, start, end in rows:
         if day is None:
@@ -65,7 +65,7 @@ def rules_of_rows(rows) -> tuple[tuple[WeeklyRule, ...], tuple[DateOverride, ...
 
 
 @functools.cache
-def _rules_query() -> CompiledValues:
+def rules_query() -> CompiledValues:
     """A schedule's weekly rules and its date overrides between two days, built and compiled by the
     ORM once per process (every GET /slots and every booking reads it: building it per call cost
     more CPU than PostgreSQL took to answer it, docs/benchmarks.md)."""
@@ -142,11 +142,11 @@ def rows_for_each(
     return found
 
 
-def _busy(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
+def busy_between(host: User, start: datetime, end: datetime, exclude_booking_id: int | None):
     """The host's accepted and pending bookings near [start, end), each widened by its own buffers,
     the host's held time there (slot reservations, out-of-office entries: no buffers) and the busy
     time of their connected calendars (`calendars.selectors.busy_times`)."""
-    rows = _busy_query(excluding=exclude_booking_id is not None).rows(
+    rows = busy_query(excluding=exclude_booking_id is not None).rows(
         host_id=host.pk, start=start, end=end, excluded=exclude_booking_id
     )
     return tuple(
@@ -166,9 +166,9 @@ class _Minutes(Subquery):
 
 
 @functools.cache
-def _busy_query(*, excluding: bool) -> CompiledValues:
-    """`_busy`'s bookings (with their event types' buffers), compiled once per process, as
-    `_rules_query`; one variant leaves one booking out (a reschedule's own). The host's own bookings
+def busy_query(*, excluding: bool) -> CompiledValues:
+    """`busy_between`'s bookings (with their event types' buffers), compiled once per process, as
+    `rules_query`; one variant leaves one booking out (a reschedule's own). The host's own bookings
     and, in the same statement, the team bookings they attend beside another organizer
     (`BookingHost`)."""
     moment = Booking._meta.get_field("start_time")
@@ -222,7 +222,7 @@ def slot_request_for(
     margin = timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer)
     margin += timedelta(minutes=event_type.after_event_buffer)
     first_day, last_day = (range_start - margin).date(), (range_end + margin).date()
-    weekly, overrides = _rules(schedule, first_day, last_day, [host.pk] if lock else None)
+    weekly, overrides = schedule_rules(schedule, first_day, last_day, [host.pk] if lock else None)
     return SlotRequest(
         time_zone=schedule.time_zone,
         weekly_rules=weekly,
@@ -235,5 +235,5 @@ def slot_request_for(
         range_start=range_start,
         range_end=range_end,
         now=now,
-        busy=_busy(host, range_start - margin, range_end + margin, exclude_booking_id),
+        busy=busy_between(host, range_start - margin, range_end + margin, exclude_booking_id),
     )

@@ -1,5 +1,5 @@
 """The database side of a team event type's slots: each host's windows (from their default
-schedule, in its zone) and busy time (`_busy_query`: their bookings of every event type, and
+schedule, in its zone) and busy time (`busy_query`: their bookings of every event type, and
 whatever else counts as busy there), handed to the pure `scheduling.team_slots` functions. The
 statements one host's slots run (scheduling.selectors.slot_sources) are run for every host at once
 (`rows_for_each`): two queries for the hosts' times, however many hosts there are. GET /slots with
@@ -9,12 +9,12 @@ from datetime import datetime, timedelta
 
 from scheduling.models import EventType, Schedule
 from scheduling.selectors.hosts import TeamHost, team_hosts
-from scheduling.selectors.slot_sources import _busy_query, _rules_query, rows_for_each, rules_of_rows
+from scheduling.selectors.slot_sources import busy_query, rows_for_each, rules_of_rows, rules_query
 from scheduling.slots import SlotRequest, available_window_seconds, group_seconds_by_day
 from scheduling.team_slots import HostTimes, SlotRules, free_at, team_slots, team_starts
 
 
-def _margin(event_type: EventType) -> timedelta:
+def reading_margin(event_type: EventType) -> timedelta:
     # As for one host: windows are built per local day, and bookings' buffers reach out.
     return timedelta(days=1, minutes=event_type.length + event_type.before_event_buffer + event_type.after_event_buffer)
 
@@ -31,9 +31,9 @@ def hosts_times(
     """Each host's availability windows and busy periods around the rules' range, in the order of
     `hosts`: from their schedule in `schedules` (by user id) or else their default one. A host
     without a schedule is never available. Two queries whatever the number of hosts: every
-    schedule's rules (`_rules_query`, for each schedule; with `lock`, after taking every host's lock
+    schedule's rules (`rules_query`, for each schedule; with `lock`, after taking every host's lock
     in the same statement, for a booking being written), then every host's busy time
-    (`_busy_query`, for each host)."""
+    (`busy_query`, for each host)."""
     first, last = rules.range_start - margin, rules.range_end + margin
     schedules = schedules or {}
     of_host = {
@@ -43,7 +43,7 @@ def hosts_times(
     }
     schedule_ids = list({schedule.pk for schedule in of_host.values() if schedule is not None})
     rule_rows = rows_for_each(
-        _rules_query(),
+        rules_query(),
         "schedule_id",
         schedule_ids,
         lock_user_ids=list(of_host) if lock else None,
@@ -51,7 +51,7 @@ def hosts_times(
         last_day=last.date(),
     )
     busy_rows = rows_for_each(
-        _busy_query(excluding=exclude_booking_id is not None),
+        busy_query(excluding=exclude_booking_id is not None),
         "host_id",
         list(of_host),
         start=first,
@@ -111,7 +111,7 @@ def _hosts_and_rules(
         hosts = team_hosts(event_type)
     rules = slot_rules(event_type=event_type, range_start=range_start, range_end=range_end, now=now)
     times = hosts_times(
-        hosts=hosts, rules=rules, margin=_margin(event_type), exclude_booking_id=exclude_booking_id, lock=lock
+        hosts=hosts, rules=rules, margin=reading_margin(event_type), exclude_booking_id=exclude_booking_id, lock=lock
     )
     return [(each, host.is_fixed) for each, host in zip(times, hosts, strict=True)], rules
 

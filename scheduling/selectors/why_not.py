@@ -24,8 +24,8 @@ from holds.selectors import held_time
 from scheduling.models import EventType
 from scheduling.selectors.hosts import TeamHost, is_team_hosted, team_hosts
 from scheduling.selectors.limits import has_limits, limit_reasons
-from scheduling.selectors.slot_sources import _busy_query, event_type_host, event_type_schedule
-from scheduling.selectors.team_slots import _margin, hosts_times, slot_rules
+from scheduling.selectors.slot_sources import busy_query, event_type_host, event_type_schedule
+from scheduling.selectors.team_slots import hosts_times, reading_margin, slot_rules
 from scheduling.team_slots import HostTimes, free_at, team_slots
 
 RULES = ("schedule", "booking", "buffer", "calendar", "hold", "notice", "interval", "limit")
@@ -40,7 +40,7 @@ def _busy_by_source(user_id: int, start: datetime, end: datetime) -> dict[str, l
     `hold`). The slots' busy-time statement unions them without saying which is which (and is kept
     so: slots are its hot path); here the held time and the calendars' busy time are read again on
     their own, and the bookings are what remains of the union without them."""
-    rows = _busy_query(excluding=False).rows(host_id=user_id, start=start, end=end, excluded=None)
+    rows = busy_query(excluding=False).rows(host_id=user_id, start=start, end=end, excluded=None)
     every = Counter(
         (busy_start - timedelta(minutes=before or 0), busy_end + timedelta(minutes=after or 0))
         for busy_start, busy_end, before, after in rows
@@ -85,7 +85,7 @@ def why_not(*, event_type: EventType, start: datetime, now: datetime) -> dict:
     start is offered when every fixed host and at least one round-robin host is free."""
     team_hosted = is_team_hosted(event_type)
     rules = slot_rules(event_type=event_type, range_start=start, range_end=start + timedelta(minutes=1), now=now)
-    margin = _margin(event_type)
+    margin = reading_margin(event_type)
     if team_hosted:
         hosts = team_hosts(event_type)
         times = hosts_times(hosts=hosts, rules=rules, margin=margin)
